@@ -1,0 +1,46 @@
+"""`omweso-cam` entry point: one sub-command module per feature, imported lazily.
+
+Each module in this package exposes ``register(subparsers)``, which adds its
+sub-commands and sets ``func`` on them; ``func(args) -> int`` is the exit code.
+Heavy imports (OpenCV, Flask) happen inside ``func`` so `omweso-cam rules ...`
+starts fast and nothing runs at import time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from omweso_cam import __version__
+
+#: Sub-command modules, in the order their commands appear in ``--help``.
+COMMAND_MODULES = ("web", "vision", "track", "rules", "synth")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="omweso-cam",
+        description="Camera companion for Omweso: read the board, follow the game, referee it.",
+    )
+    parser.add_argument("--version", action="version", version=f"omweso-cam {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        module = importlib.import_module(f"omweso_cam.cli.{name}")
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0

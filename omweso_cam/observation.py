@@ -1,0 +1,91 @@
+"""Vision -> reconcile contract: one reading of the board as plain data (no numpy types).
+
+Pits are in *image order* everywhere in omweso-cam: index ``i`` is file ``i % 8``
+(a..h) of rank ``4 - i // 8``, i.e. the notation's ``R4/R3/R2/R1`` read left to
+right, top to bottom - what a camera above the board sees with South at the bottom.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+#: Largest count a pit can hold (all 64 seeds in one pit).
+MAX_COUNT = 64
+#: Number of pits on the board.
+PIT_COUNT = 32
+
+#: Frame statuses. Only ``STABLE`` observations carry likelihoods.
+STABLE = "stable"
+MOVING = "moving"
+HAND = "hand"
+NO_BOARD = "no_board"
+OCCLUDED = "occluded"
+UNREADABLE = "unreadable_image"
+STATUSES = (STABLE, MOVING, HAND, NO_BOARD, OCCLUDED, UNREADABLE)
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One frame's reading of the board.
+
+    ``log_likelihoods[i][n]`` is ``log P(image of pit i | pit i holds n seeds)``
+    for ``n`` in ``0..MAX_COUNT`` (natural log, unnormalised is fine: only
+    differences between counts of the same pit matter). ``None`` unless
+    ``status == STABLE``.
+    """
+
+    frame_index: int
+    timestamp_s: float
+    status: str
+    log_likelihoods: tuple[tuple[float, ...], ...] | None = None
+    detail: str = ""
+    meta: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"unknown observation status {self.status!r}; expected one of {STATUSES}")
+        if self.log_likelihoods is not None:
+            if len(self.log_likelihoods) != PIT_COUNT:
+                raise ValueError(
+                    f"expected {PIT_COUNT} pits of likelihoods, got {len(self.log_likelihoods)}"
+                )
+            for i, row in enumerate(self.log_likelihoods):
+                if len(row) != MAX_COUNT + 1:
+                    raise ValueError(f"pit {i}: expected {MAX_COUNT + 1} likelihoods, got {len(row)}")
+        elif self.status == STABLE:
+            raise ValueError("a stable observation needs log_likelihoods")
+
+    @property
+    def is_stable(self) -> bool:
+        return self.status == STABLE
+
+    def counts(self) -> tuple[int, ...] | None:
+        """Most likely count of every pit (image order), or None when not stable."""
+        if self.log_likelihoods is None:
+            return None
+        return tuple(max(range(len(row)), key=row.__getitem__) for row in self.log_likelihoods)
+
+    @classmethod
+    def from_counts(
+        cls,
+        counts: tuple[int, ...] | list[int],
+        *,
+        frame_index: int = 0,
+        timestamp_s: float = 0.0,
+        sigma: float = 0.35,
+    ) -> Observation:
+        """A stable observation peaked at ``counts`` (for tests and simulations).
+
+        The likelihood of reading ``n`` for a true ``c`` falls off as a Gaussian
+        of width ``sigma * sqrt(max(c, 1))`` seeds: big heaps are less certain.
+        """
+        if len(counts) != PIT_COUNT:
+            raise ValueError(f"expected {PIT_COUNT} counts, got {len(counts)}")
+        rows = []
+        for c in counts:
+            if not 0 <= c <= MAX_COUNT:
+                raise ValueError(f"count {c} out of range 0..{MAX_COUNT}")
+            width = sigma * math.sqrt(max(c, 1))
+            rows.append(tuple(-0.5 * ((n - c) / width) ** 2 for n in range(MAX_COUNT + 1)))
+        return cls(frame_index, timestamp_s, STABLE, tuple(rows))
