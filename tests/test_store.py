@@ -1,0 +1,172 @@
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from omweso_cam.store import MIGRATIONS, SCHEMA_VERSION, MatchRepository, Migration, StoreError
+
+START = "4,4,4,4,4,4,4,4/0,0,0,0,0,0,0,0/0,0,0,0,0,0,0,0/4,4,4,4,4,4,4,4 S 0 0:0"
+# E01 of RULES.md examples (traditional): h1 from the standard position.
+AFTER_H1 = "4,4,4,4,4,4,4,4/0,0,0,0,0,0,0,0/0,0,0,0,1,1,1,1/4,4,4,4,4,4,4,0 N 1 0:0"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> MatchRepository:
+    return MatchRepository(tmp_path / "games.sqlite")
+
+
+def test_new_file_is_migrated_to_the_current_schema(repo: MatchRepository) -> None:
+    assert repo.schema_version() == SCHEMA_VERSION
+    assert [m["version"] for m in repo.migrations()] == [1]
+    journal = repo._query("PRAGMA journal_mode")[0][0]
+    assert journal == "wal"
+
+
+def test_a_later_migration_is_applied_once_on_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "games.sqlite"
+    MatchRepository(path).close()
+    calls = []
+
+    def add_column(conn: sqlite3.Connection) -> None:
+        calls.append(1)
+        conn.execute("ALTER TABLE matches ADD COLUMN venue TEXT")
+
+    newer = (*MIGRATIONS, Migration(2, "match venue", add_column))
+    with MatchRepository(path, migrations=newer) as repo:
+        assert repo.schema_version() == 2
+    with MatchRepository(path, migrations=newer) as repo:
+        assert [m["version"] for m in repo.migrations()] == [1, 2]
+    assert calls == [1]
+    with pytest.raises(StoreError, match="newer than this omweso-cam knows"):
+        MatchRepository(path)
+
+
+def test_a_failing_migration_leaves_the_file_at_the_old_version(tmp_path: Path) -> None:
+    path = tmp_path / "games.sqlite"
+    MatchRepository(path).close()
+
+    def broken(conn: sqlite3.Connection) -> None:
+        conn.execute("ALTER TABLE matches ADD COLUMN venue TEXT")
+        raise RuntimeError("disk on fire")
+
+    with pytest.raises(RuntimeError):
+        MatchRepository(path, migrations=(*MIGRATIONS, Migration(2, "broken", broken)))
+    with MatchRepository(path) as repo:
+        assert repo.schema_version() == 1
+        cols = [r["name"] for r in repo._query("PRAGMA table_info(matches)")]
+        assert "venue" not in cols
+
+
+def test_match_game_plies_and_events_round_trip(repo: MatchRepository) -> None:
+    match_id = repo.create_match(south="Ann", north="Bo", rules="seed", mode="blitz")
+    game_id = repo.start_game(match_id, number=1, rules="seed")
+    assert repo.get_game(game_id)["status"] == "setup"  # type: ignore[index]
+    repo.set_initial(game_id, START)
+    repo.add_ply(game_id, n=1, move="h1", side="S", after=AFTER_H1, frame=40, time_s=4.0)
+    repo.add_event("illegal_sowing", match_id=match_id, game_id=game_id, frame=77,
+                   data={"differs": ["c2"]})
+    match = repo.get_match(match_id)
+    assert match is not None
+    assert match["south"] == "Ann" and match["mode"] == "blitz" and match["points"] == {"S": 0, "N": 0}
+    assert [g["id"] for g in match["games"]] == [game_id]
+    game = repo.get_game(game_id)
+    assert game is not None
+    assert game["plies"] == [{"n": 1, "move": "h1", "side": "S", "after": AFTER_H1, "frame": 40, "time_s": 4.0}]
+    assert game["events"][0]["kind"] == "illegal_sowing" and game["events"][0]["differs"] == ["c2"]
+    assert [m["id"] for m in repo.list_matches()] == [match_id]
+    repo.finish_game(game_id, result={"winner": "S", "how": "both_ends", "points": 2})
+    repo.set_match_points(match_id, south=2, north=0)
+    assert repo.get_game(game_id)["result"]["how"] == "both_ends"  # type: ignore[index]
+    assert repo.get_match(match_id)["points"] == {"S": 2, "N": 0}  # type: ignore[index]
+
+
+def test_unknown_ids_and_bad_plies_are_refused_without_writing(repo: MatchRepository) -> None:
+    assert repo.get_match(99) is None and repo.get_game(99) is None
+    with pytest.raises(StoreError, match="no game with id 99"):
+        repo.add_ply(99, n=1, move="h1", side="S", after=AFTER_H1)
+    with pytest.raises(StoreError, match="no match with id 5"):
+        repo.start_game(5, number=1, rules="seed")
+    match_id = repo.create_match(south="A", north="B")
+    game_id = repo.start_game(match_id, number=1, rules="seed", initial=START)
+    with pytest.raises(StoreError, match="ply 2 does not follow ply 0"):
+        repo.add_ply(game_id, n=2, move="h1", side="S", after=AFTER_H1)
+    with pytest.raises(StoreError, match="both players need a name"):
+        repo.create_match(south=" ", north="B")
+    repo.finish_game(game_id, result=None, annulled=True)
+    with pytest.raises(StoreError, match="annulled"):
+        repo.add_ply(game_id, n=1, move="h1", side="S", after=AFTER_H1)
+    assert repo.get_game(game_id)["plies"] == []  # type: ignore[index]
+    assert len(repo.list_matches()) == 1
+
+
+def test_resume_finds_the_unfinished_match_and_its_game(repo: MatchRepository) -> None:
+    assert repo.resume() is None
+    done = repo.create_match(south="A", north="B")
+    repo.set_match_points(done, south=12, north=0, winner="S")
+    live = repo.create_match(south="C", north="D")
+    game_id = repo.start_game(live, number=1, rules="seed", initial=START)
+    repo.add_ply(game_id, n=1, move="h1", side="S", after=AFTER_H1)
+    resumed = repo.resume()
+    assert resumed is not None and resumed["id"] == live
+    assert resumed["current_game"]["plies"][-1]["after"] == AFTER_H1
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys, time
+    from omweso_cam.store import MatchRepository
+    repo = MatchRepository(sys.argv[1])
+    match_id = repo.create_match(south="A", north="B")
+    game_id = repo.start_game(match_id, number=1, rules="seed", initial="x")
+    n = 0
+    while True:
+        n += 1
+        repo.add_ply(game_id, n=n, move="a1", side="S", after=f"after {n}")
+        print(n, flush=True)
+    """
+)
+
+
+def test_a_killed_process_loses_no_confirmed_ply(tmp_path: Path) -> None:
+    path = tmp_path / "games.sqlite"
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    confirmed = 0
+    deadline = time.monotonic() + 20
+    while confirmed < 25 and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if line:
+            confirmed = int(line)
+    proc.kill()  # SIGKILL mid-run: no clean-up, no final commit
+    proc.wait()
+    assert confirmed >= 25
+    with MatchRepository(path) as repo:
+        resumed = repo.resume()
+        assert resumed is not None
+        plies = resumed["current_game"]["plies"]
+        # Every ply the writer reported as confirmed is there, in order, with nothing torn.
+        assert len(plies) >= confirmed
+        assert [p["n"] for p in plies] == list(range(1, len(plies) + 1))
+        assert plies[confirmed - 1]["after"] == f"after {confirmed}"
+        assert repo._query("PRAGMA integrity_check")[0][0] == "ok"
+
+
+def test_export_json_and_refuse_bad_formats(repo: MatchRepository) -> None:
+    match_id = repo.create_match(south="Ann", north="Bo")
+    game_id = repo.start_game(match_id, number=1, rules="seed", initial=START)
+    repo.add_ply(game_id, n=1, move="h1", side="S", after=AFTER_H1, frame=3)
+    record = json.loads(repo.export_game(game_id, fmt="json"))
+    assert record["initial"] == START
+    assert record["plies"] == [{"move": "h1", "after": AFTER_H1, "frame": 3}]
+    assert record["tags"]["South"] == "Ann"
+    with pytest.raises(StoreError, match="unknown export format"):
+        repo.export_game(game_id, fmt="xml")
+    with pytest.raises(StoreError, match="no game"):
+        repo.export_game(1234)
