@@ -1,0 +1,290 @@
+"""Frame sources: the start of the data flow (webcam, video file, RTSP/HTTP stream, folder of images).
+
+:func:`open_source` turns what the user typed into a :class:`FrameSource`; iterating it
+yields :class:`Frame` values. Faults are frames too, never exceptions in the loop: a
+corrupt image, a stray file in a folder, a video that ends before its announced length,
+a camera that disconnects (and, with luck, comes back) each yield a frame with
+``image=None`` and ``kind``/``error`` saying what happened, so the runner can record it
+and carry on.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+#: File suffixes read as images in a frame folder.
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp")
+#: Side-car files that belong in a frame folder and are not reported as stray.
+SIDECAR_NAMES = ("truth.json", "sequence.json", "README.md", "README.txt")
+#: Frame kinds: an image, or a reported fault.
+FRAME = "frame"
+CORRUPT = "corrupt"
+STRAY = "stray_file"
+DISCONNECTED = "disconnected"
+RECONNECTED = "reconnected"
+ENDED_EARLY = "ended_early"
+ENDED = "ended"
+
+
+class SourceError(ValueError):
+    """The source cannot be opened at all (no such file, camera, or folder)."""
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One item from a source: an image (``kind == "frame"``) or a reported fault (``image is None``).
+
+    ``index`` counts image frames from 0; a fault carries the index of the next image frame.
+    """
+
+    index: int
+    timestamp_s: float
+    image: np.ndarray | None
+    kind: str = FRAME
+    error: str | None = None
+    name: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.image is not None
+
+
+@dataclass(frozen=True)
+class SourceConfig:
+    """How sources are read. Times in seconds."""
+
+    folder_fps: float = 10.0
+    realtime: bool = False
+    max_consecutive_bad_reads: int = 5
+    reconnect_interval_s: float = 1.0
+    reconnect_timeout_s: float = 30.0
+
+
+class Capture(Protocol):
+    """The part of ``cv2.VideoCapture`` a source uses (so tests can pass a fake)."""
+
+    def isOpened(self) -> bool: ...
+    def read(self) -> tuple[bool, Any]: ...
+    def get(self, prop: int) -> float: ...
+    def release(self) -> None: ...
+
+
+CaptureFactory = Callable[[str | int], Capture]
+
+
+def _opencv_capture(target: str | int) -> Capture:
+    import cv2
+
+    capture: Capture = cv2.VideoCapture(target)
+    return capture
+
+
+class FrameSource:
+    """An iterable of :class:`Frame`; ``len_hint`` is the expected number of image frames or None."""
+
+    name: str
+    len_hint: int | None
+    fps: float | None
+
+    def __iter__(self) -> Iterator[Frame]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release the camera / file (idempotent)."""
+
+    def __enter__(self) -> FrameSource:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Pacer:
+    """Sleeps so frames come out at their timestamps (``realtime``), with injectable clock."""
+
+    def __init__(self, enabled: bool, clock: Callable[[], float], sleep: Callable[[float], None]) -> None:
+        self.enabled, self._clock, self._sleep = enabled, clock, sleep
+        self._start: float | None = None
+
+    def wait_until(self, timestamp_s: float) -> None:
+        if not self.enabled:
+            return
+        now = self._clock()
+        if self._start is None:
+            self._start = now - timestamp_s
+        delay = self._start + timestamp_s - now
+        if delay > 0:
+            self._sleep(delay)
+
+
+def _natural_key(path: Path) -> list[object]:
+    return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", path.name)]
+
+
+class FolderSource(FrameSource):
+    """A folder of images in natural order (frame_2 before frame_10), at ``folder_fps``."""
+
+    def __init__(self, folder: Path, *, config: SourceConfig = SourceConfig(),
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
+        if not folder.is_dir():
+            raise SourceError(f"{folder} is not a folder")
+        self.name = str(folder)
+        self.fps = config.folder_fps
+        self._entries = sorted((p for p in folder.iterdir() if not p.is_dir()), key=_natural_key)
+        self.len_hint = sum(p.suffix.lower() in IMAGE_SUFFIXES for p in self._entries)
+        self._pacer = _Pacer(config.realtime, clock, sleep)
+        if self.len_hint == 0:
+            raise SourceError(f"{folder} holds no images ({', '.join(IMAGE_SUFFIXES)})")
+
+    def __iter__(self) -> Iterator[Frame]:
+        import cv2
+
+        index = 0
+        for path in self._entries:
+            timestamp = index / self.fps if self.fps else 0.0
+            if path.suffix.lower() not in IMAGE_SUFFIXES:
+                if path.name not in SIDECAR_NAMES and not path.name.startswith("."):
+                    yield Frame(index, timestamp, None, STRAY, f"skipped stray file {path.name}", path.name)
+                continue
+            self._pacer.wait_until(timestamp)
+            data = np.fromfile(str(path), dtype=np.uint8)
+            image = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
+            if image is None:
+                yield Frame(index, timestamp, None, CORRUPT, f"cannot decode image {path.name}", path.name)
+            else:
+                yield Frame(index, timestamp, image, FRAME, None, path.name)
+            index += 1
+
+
+class VideoFileSource(FrameSource):
+    """A video file; corrupt frames are skipped and reported, an early end is reported."""
+
+    def __init__(self, path: Path, *, config: SourceConfig = SourceConfig(),
+                 open_capture: CaptureFactory = _opencv_capture,
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
+        if not path.is_file():
+            raise SourceError(f"no such video file: {path}")
+        self.name = str(path)
+        self._config = config
+        self._capture = open_capture(str(path))
+        if not self._capture.isOpened():
+            raise SourceError(f"cannot open video {path} (not a video, or codec missing)")
+        fps = float(self._capture.get(5))  # cv2.CAP_PROP_FPS
+        self.fps = fps if fps > 0 else None
+        count = int(self._capture.get(7))  # cv2.CAP_PROP_FRAME_COUNT
+        self.len_hint = count if count > 0 else None
+        self._pacer = _Pacer(config.realtime, clock, sleep)
+
+    def __iter__(self) -> Iterator[Frame]:
+        index = 0
+        bad = 0
+        while True:
+            timestamp = index / self.fps if self.fps else float(index)
+            ok, image = self._capture.read()
+            if ok and image is not None:
+                bad = 0
+                self._pacer.wait_until(timestamp)
+                yield Frame(index, timestamp, image)
+                index += 1
+                continue
+            if self.len_hint is None or index >= self.len_hint:
+                break  # a normal end
+            bad += 1
+            if bad > self._config.max_consecutive_bad_reads:
+                yield Frame(index, timestamp, None, ENDED_EARLY,
+                            f"video ended after {index} of {self.len_hint} frames")
+                break
+            yield Frame(index, timestamp, None, CORRUPT, f"cannot decode frame {index}")
+            index += 1
+        self.close()
+
+    def close(self) -> None:
+        self._capture.release()
+
+
+class LiveSource(FrameSource):
+    """A webcam index or stream URL; reconnects after a disconnect until ``reconnect_timeout_s``."""
+
+    def __init__(self, target: str | int, *, config: SourceConfig = SourceConfig(),
+                 open_capture: CaptureFactory = _opencv_capture,
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.name = str(target)
+        self.len_hint = None
+        self.fps = None
+        self._target, self._config, self._open = target, config, open_capture
+        self._clock, self._sleep = clock, sleep
+        self._capture: Capture | None = open_capture(target)
+        if not self._capture.isOpened():
+            self._capture.release()
+            raise SourceError(f"cannot open camera or stream {target!r}")
+        self._closed = False
+
+    def __iter__(self) -> Iterator[Frame]:
+        index = 0
+        start = self._clock()
+        bad = 0
+        while not self._closed:
+            assert self._capture is not None
+            ok, image = self._capture.read()
+            timestamp = self._clock() - start
+            if ok and image is not None:
+                bad = 0
+                yield Frame(index, timestamp, image)
+                index += 1
+                continue
+            bad += 1
+            if bad <= self._config.max_consecutive_bad_reads:
+                continue
+            yield Frame(index, timestamp, None, DISCONNECTED, f"lost {self.name}")
+            if not self._reconnect():
+                yield Frame(index, self._clock() - start, None, ENDED,
+                            f"{self.name} did not come back within {self._config.reconnect_timeout_s:g} s")
+                return
+            bad = 0
+            yield Frame(index, self._clock() - start, None, RECONNECTED, f"{self.name} is back")
+
+    def _reconnect(self) -> bool:
+        if self._capture is not None:
+            self._capture.release()
+        deadline = self._clock() + self._config.reconnect_timeout_s
+        while not self._closed and self._clock() < deadline:
+            self._sleep(self._config.reconnect_interval_s)
+            capture = self._open(self._target)
+            if capture.isOpened():
+                self._capture = capture
+                return True
+            capture.release()
+        return False
+
+    def close(self) -> None:
+        self._closed = True
+        if self._capture is not None:
+            self._capture.release()
+
+
+def open_source(source: str | int | Path, *, config: SourceConfig = SourceConfig(),
+                open_capture: CaptureFactory = _opencv_capture,
+                clock: Callable[[], float] = time.monotonic,
+                sleep: Callable[[float], None] = time.sleep) -> FrameSource:
+    """The frame source for a camera index ("0"), stream URL, video file or folder of images.
+
+    Raises :class:`SourceError` when it cannot be opened at all.
+    """
+    if isinstance(source, int) or (isinstance(source, str) and source.strip().isdigit()):
+        return LiveSource(int(source), config=config, open_capture=open_capture, clock=clock, sleep=sleep)
+    text = str(source)
+    if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", text):
+        return LiveSource(text, config=config, open_capture=open_capture, clock=clock, sleep=sleep)
+    path = Path(text)
+    if path.is_dir():
+        return FolderSource(path, config=config, clock=clock, sleep=sleep)
+    if path.is_file():
+        return VideoFileSource(path, config=config, open_capture=open_capture, clock=clock, sleep=sleep)
+    raise SourceError(f"no camera, stream, video file or folder called {text!r}")

@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+
+from omweso_cam.vision.frames import (
+    CORRUPT,
+    DISCONNECTED,
+    ENDED,
+    ENDED_EARLY,
+    FRAME,
+    RECONNECTED,
+    STRAY,
+    SourceConfig,
+    SourceError,
+    open_source,
+)
+
+
+def _image(value: int) -> np.ndarray:
+    return np.full((24, 32, 3), value, dtype=np.uint8)
+
+
+def test_folder_in_natural_order_with_stray_and_corrupt_files_reported(tmp_path: Path) -> None:
+    for i in (0, 1, 2, 10):
+        cv2.imwrite(str(tmp_path / f"frame_{i}.png"), _image(i * 10))
+    (tmp_path / "frame_3.png").write_bytes(b"not a png at all")
+    (tmp_path / "notes.txt").write_text("hello")
+    (tmp_path / "truth.json").write_text("{}")  # a side-car, not stray
+    source = open_source(tmp_path, config=SourceConfig(folder_fps=5.0))
+    frames = list(source)
+    assert source.len_hint == 5
+    images = [f for f in frames if f.kind == FRAME]
+    assert [f.name for f in images] == ["frame_0.png", "frame_1.png", "frame_2.png", "frame_10.png"]
+    assert [int(f.image[0, 0, 0]) for f in images] == [0, 10, 20, 100]  # type: ignore[index]
+    assert [f.index for f in images] == [0, 1, 2, 4]
+    assert images[-1].timestamp_s == pytest.approx(0.8)
+    corrupt = [f for f in frames if f.kind == CORRUPT]
+    assert [(f.index, f.name) for f in corrupt] == [(3, "frame_3.png")]
+    stray = [f for f in frames if f.kind == STRAY]
+    assert [f.name for f in stray] == ["notes.txt"] and stray[0].image is None
+
+
+def test_realtime_pacing_uses_the_injected_clock(tmp_path: Path) -> None:
+    for i in range(3):
+        cv2.imwrite(str(tmp_path / f"{i}.png"), _image(i))
+    now = [100.0]
+    slept: list[float] = []
+
+    def sleep(s: float) -> None:
+        slept.append(round(s, 6))
+        now[0] += s
+
+    source = open_source(tmp_path, config=SourceConfig(folder_fps=4.0, realtime=True),
+                         clock=lambda: now[0], sleep=sleep)
+    assert len(list(source)) == 3
+    assert slept == [0.25, 0.25]
+
+
+def test_video_file_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "clip.avi"
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, (32, 24))
+    for i in range(6):
+        writer.write(_image(40 * i))
+    writer.release()
+    frames = list(open_source(path))
+    assert [f.kind for f in frames] == [FRAME] * 6
+    assert [f.index for f in frames] == list(range(6))
+    assert frames[3].timestamp_s == pytest.approx(0.3)
+    assert abs(int(frames[3].image[5, 5, 0]) - 120) < 8  # type: ignore[index]
+
+
+class FakeCapture:
+    """Plays a script: an image, None (a failed read), ...; ``opened`` says if it opens."""
+
+    def __init__(self, script: list[Any], *, opened: bool = True, count: int = 0) -> None:
+        self.script, self.opened, self.count, self.released = list(script), opened, count, False
+
+    def isOpened(self) -> bool:
+        return self.opened
+
+    def read(self) -> tuple[bool, Any]:
+        if not self.script:
+            return False, None
+        item = self.script.pop(0)
+        return (item is not None), item
+
+    def get(self, prop: int) -> float:
+        return {5: 10.0, 7: float(self.count)}.get(prop, 0.0)
+
+    def release(self) -> None:
+        self.released = True
+
+
+def test_video_with_a_corrupt_frame_and_an_early_end(tmp_path: Path) -> None:
+    path = tmp_path / "clip.mp4"
+    path.write_bytes(b"x")
+    capture = FakeCapture([_image(1), None, _image(2)], count=20)
+    config = SourceConfig(max_consecutive_bad_reads=2)
+    frames = list(open_source(path, config=config, open_capture=lambda _: capture))
+    kinds = [f.kind for f in frames]
+    assert kinds[:3] == [FRAME, CORRUPT, FRAME]
+    assert kinds[-1] == ENDED_EARLY and "ended after" in (frames[-1].error or "")
+    assert capture.released
+
+
+def test_camera_disconnects_and_comes_back(tmp_path: Path) -> None:
+    now = [0.0]
+    opened = [FakeCapture([_image(1), None, None]), FakeCapture([], opened=False),
+              FakeCapture([_image(2)])]
+
+    def open_capture(_: str | int) -> FakeCapture:
+        return opened.pop(0) if opened else FakeCapture([], opened=False)
+
+    def sleep(s: float) -> None:
+        now[0] += s
+
+    config = SourceConfig(max_consecutive_bad_reads=1, reconnect_interval_s=1.0, reconnect_timeout_s=5.0)
+    frames = list(open_source("0", config=config, open_capture=open_capture,
+                              clock=lambda: now[0], sleep=sleep))
+    kinds = [f.kind for f in frames]
+    assert kinds == [FRAME, DISCONNECTED, RECONNECTED, FRAME, DISCONNECTED, ENDED]
+    assert [f.index for f in frames if f.kind == FRAME] == [0, 1]
+
+
+def test_sources_that_cannot_open_give_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match="no camera, stream, video file or folder"):
+        open_source(tmp_path / "missing.mp4")
+    with pytest.raises(SourceError, match="holds no images"):
+        open_source(tmp_path)
+    with pytest.raises(SourceError, match="cannot open camera"):
+        open_source("rtsp://example.invalid/stream", open_capture=lambda _: FakeCapture([], opened=False))
+    bad_video = tmp_path / "bad.mp4"
+    bad_video.write_bytes(b"garbage")
+    with pytest.raises(SourceError, match="cannot open video"):
+        open_source(bad_video)
