@@ -1,0 +1,66 @@
+"""The Omweso rules engine (RULES.md): pure standard-library Python, no I/O at import.
+
+Values (``Side``, ``Position``, ``Move``, ``RuleSet``) round-trip through text; the engine
+functions take a position and a rule set and return new values.
+"""
+
+from __future__ import annotations
+
+from omweso_cam.rules.engine import (
+    LAP_KINDS,
+    GameResult,
+    IllegalMoveError,
+    Lap,
+    Outcome,
+    SowingState,
+    apply_move,
+    is_legal,
+    legal_moves,
+    sowing_states,
+    sowing_states_all,
+    successors,
+)
+from omweso_cam.rules.notation import (
+    CIRCUIT,
+    Move,
+    NotationError,
+    Position,
+    PositionError,
+    Side,
+    circuit_index,
+    mirror_square,
+    owner,
+    square_index,
+    square_name,
+)
+from omweso_cam.rules.ruleset import NEVER_ENDING, RESULTS, RuleSet, RuleSetError
+
+__all__ = [
+    "CIRCUIT",
+    "LAP_KINDS",
+    "NEVER_ENDING",
+    "RESULTS",
+    "GameResult",
+    "IllegalMoveError",
+    "Lap",
+    "Move",
+    "NotationError",
+    "Outcome",
+    "Position",
+    "PositionError",
+    "RuleSet",
+    "RuleSetError",
+    "Side",
+    "SowingState",
+    "apply_move",
+    "circuit_index",
+    "is_legal",
+    "legal_moves",
+    "mirror_square",
+    "owner",
+    "sowing_states",
+    "sowing_states_all",
+    "square_index",
+    "square_name",
+    "successors",
+]

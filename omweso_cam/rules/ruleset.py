@@ -1,0 +1,249 @@
+"""Rule variants as data: a frozen ``RuleSet`` with named options and two presets (RULES.md §8)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+#: Results in the order they are checked after a move (RULES.md §5).
+RESULTS = ("grand_slam", "both_ends", "front_row", "two_captures_first", "opponent_cannot_move")
+#: ``how`` of the result of a game annulled as never-ending (RULES.md §4.8).
+NEVER_ENDING = "never_ending"
+
+#: Which laps may be sown clockwise from a reverse pit (RULES.md §4.5):
+#:   any_lap            initial, relay and captured-seed laps (the rule book's default);
+#:   wikipedia_literal  initial and relay laps only: captured seeds are never sown
+#:                      clockwise, whatever the direction of the capturing lap (example E15b);
+#:   initial_only       the first lap of the move only;
+#:   none               no reverse laps at all.
+REVERSE_SCOPES = ("any_lap", "wikipedia_literal", "initial_only", "none")
+NEVER_ENDING_POLICIES = ("annul_game", "forbid_move")
+NEXT_GAME_FIRST = ("alternate", "loser", "winner")
+
+_SEED_POINTS = (
+    ("grand_slam", 12),
+    ("both_ends", 2),
+    ("front_row", 2),
+    ("two_captures_first", 2),
+    ("opponent_cannot_move", 1),
+)
+_TRADITIONAL_POINTS = tuple((how, 1) for how in RESULTS)
+
+
+class RuleSetError(ValueError):
+    """An unknown preset or option, or an option value of the wrong kind."""
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """One variant of the rules. Build it with ``RuleSet.preset(name)`` and ``with_options``.
+
+    ``name`` is the preset it started from; ``overrides()`` lists what differs from it.
+    ``points`` maps each result name to the points it scores (``points_for``).
+    """
+
+    name: str
+    reverse_pits: frozenset[int]
+    reverse_scope: str
+    no_capture_first_turn: bool
+    two_one_opening: bool
+    setup_max_per_pit: int | None
+    both_ends_win: bool
+    front_row_win: bool
+    grand_slam_win: bool
+    two_captures_first: bool
+    points: tuple[tuple[str, int], ...]
+    match_target: int
+    never_ending_policy: str
+    next_game_first: str
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    @classmethod
+    def preset(cls, name: str = "seed") -> RuleSet:
+        """``"seed"`` (the default: the brief's tournament rules) or ``"traditional"``."""
+        if name == "seed":
+            return cls(
+                name="seed",
+                reverse_pits=frozenset({0, 1, 14, 15}),
+                reverse_scope="any_lap",
+                no_capture_first_turn=True,
+                two_one_opening=True,
+                setup_max_per_pit=10,
+                both_ends_win=True,
+                front_row_win=True,
+                grand_slam_win=True,
+                two_captures_first=False,
+                points=_SEED_POINTS,
+                match_target=12,
+                never_ending_policy="annul_game",
+                next_game_first="alternate",
+            )
+        if name == "traditional":
+            return cls(
+                name="traditional",
+                reverse_pits=frozenset({0, 1, 14, 15}),
+                reverse_scope="any_lap",
+                no_capture_first_turn=False,
+                two_one_opening=False,
+                setup_max_per_pit=None,
+                both_ends_win=True,
+                front_row_win=False,
+                grand_slam_win=False,
+                two_captures_first=False,
+                points=_TRADITIONAL_POINTS,
+                match_target=12,
+                never_ending_policy="annul_game",
+                next_game_first="alternate",
+            )
+        raise RuleSetError(f"unknown rules preset {name!r}: expected 'seed' or 'traditional'")
+
+    @staticmethod
+    def option_names() -> tuple[str, ...]:
+        """Every option that ``with_options`` accepts."""
+        return tuple(f.name for f in dataclasses.fields(RuleSet) if f.name != "name")
+
+    def with_options(self, **options: Any) -> RuleSet:
+        """A copy with some options changed; ``points`` may be a partial mapping."""
+        unknown = sorted(set(options) - set(self.option_names()))
+        if unknown:
+            raise RuleSetError(
+                f"unknown rules option(s) {', '.join(unknown)}; known: {', '.join(self.option_names())}"
+            )
+        changes = dict(options)
+        if "reverse_pits" in changes:
+            try:
+                changes["reverse_pits"] = frozenset(int(c) for c in changes["reverse_pits"])
+            except (TypeError, ValueError):
+                raise RuleSetError(
+                    f"reverse_pits must be circuit indices, got {options['reverse_pits']!r}"
+                ) from None
+        if "points" in changes:
+            new = changes["points"]
+            if not isinstance(new, Mapping):
+                raise RuleSetError(f"points must map result names to points, got {new!r}")
+            merged = dict(self.points)
+            for how, value in new.items():
+                if how not in merged:
+                    raise RuleSetError(f"unknown result {how!r} in points; known: {', '.join(RESULTS)}")
+                merged[how] = value
+            changes["points"] = tuple((how, merged[how]) for how in RESULTS)
+        return dataclasses.replace(self, **changes)
+
+    def with_option_strings(self, options: Mapping[str, str]) -> RuleSet:
+        """``with_options`` from text values, as given on a command line (``key=value``).
+
+        Booleans are ``true``/``false``, ``none`` is no value, ``reverse_pits`` is a
+        comma-separated list of circuit indices, ``points`` is ``how:n,how:n``.
+        """
+        return self.with_options(**{key: _parse_value(self, key, text) for key, text in options.items()})
+
+    def points_for(self, how: str) -> int:
+        """Points scored by a game won by ``how`` (0 for a never-ending, annulled game)."""
+        if how == NEVER_ENDING:
+            return 0
+        for name, value in self.points:
+            if name == how:
+                return value
+        raise RuleSetError(f"unknown result {how!r}")
+
+    def overrides(self) -> dict[str, Any]:
+        """Options that differ from this rule set's preset, as JSON-friendly values."""
+        base = RuleSet.preset(self.name)
+        out: dict[str, Any] = {}
+        for name in self.option_names():
+            value = getattr(self, name)
+            if value != getattr(base, name):
+                out[name] = _json_value(name, value)
+        return out
+
+    def options(self) -> dict[str, Any]:
+        """Every option as JSON-friendly values."""
+        return {name: _json_value(name, getattr(self, name)) for name in self.option_names()}
+
+    @classmethod
+    def from_name_and_options(cls, name: str, options: Mapping[str, Any] | None = None) -> RuleSet:
+        """A preset with JSON-style overrides (as written by ``overrides()``)."""
+        rules = cls.preset(name)
+        return rules.with_options(**dict(options)) if options else rules
+
+
+def _json_value(name: str, value: Any) -> Any:
+    if name == "reverse_pits":
+        return sorted(value)
+    if name == "points":
+        return dict(value)
+    return value
+
+
+def _parse_value(rules: RuleSet, key: str, text: str) -> Any:
+    current = getattr(rules, key, None)
+    low = text.strip().lower()
+    if key not in RuleSet.option_names():
+        raise RuleSetError(f"unknown rules option {key!r}; known: {', '.join(RuleSet.option_names())}")
+    if key == "reverse_pits":
+        if low in ("", "none"):
+            return frozenset()
+        return [_int(key, part) for part in low.split(",")]
+    if key == "points":
+        points: dict[str, int] = {}
+        for part in text.split(","):
+            how, _, value = part.partition(":")
+            points[how.strip()] = _int(key, value)
+        return points
+    if isinstance(current, bool):
+        if low in ("true", "yes", "on", "1"):
+            return True
+        if low in ("false", "no", "off", "0"):
+            return False
+        raise RuleSetError(f"option {key} takes true or false, got {text!r}")
+    if key == "setup_max_per_pit":
+        return None if low == "none" else _int(key, low)
+    if isinstance(current, int):
+        return _int(key, low)
+    return text.strip()
+
+
+def _int(key: str, text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise RuleSetError(f"option {key} takes a whole number, got {text!r}") from None
+
+
+def _validate(rules: RuleSet) -> None:
+    def need(ok: bool, message: str) -> None:
+        if not ok:
+            raise RuleSetError(message)
+
+    need(rules.name in ("seed", "traditional"), f"unknown rules preset {rules.name!r}")
+    need(
+        isinstance(rules.reverse_pits, frozenset) and all(
+            isinstance(c, int) and 0 <= c < 16 for c in rules.reverse_pits
+        ),
+        f"reverse_pits must be circuit indices 0..15, got {rules.reverse_pits!r}",
+    )
+    need(rules.reverse_scope in REVERSE_SCOPES,
+         f"reverse_scope must be one of {', '.join(REVERSE_SCOPES)}, got {rules.reverse_scope!r}")
+    for flag in ("no_capture_first_turn", "two_one_opening", "both_ends_win", "front_row_win",
+                 "grand_slam_win", "two_captures_first"):
+        need(isinstance(getattr(rules, flag), bool), f"{flag} must be true or false")
+    need(
+        rules.setup_max_per_pit is None
+        or (isinstance(rules.setup_max_per_pit, int) and rules.setup_max_per_pit >= 2),
+        f"setup_max_per_pit must be none or a number >= 2, got {rules.setup_max_per_pit!r}",
+    )
+    need(
+        tuple(how for how, _ in rules.points) == RESULTS
+        and all(isinstance(v, int) and v >= 0 for _, v in rules.points),
+        f"points must give a number >= 0 for each of {', '.join(RESULTS)}",
+    )
+    need(isinstance(rules.match_target, int) and rules.match_target >= 1,
+         f"match_target must be a number >= 1, got {rules.match_target!r}")
+    need(rules.never_ending_policy in NEVER_ENDING_POLICIES,
+         f"never_ending_policy must be one of {', '.join(NEVER_ENDING_POLICIES)}")
+    need(rules.next_game_first in NEXT_GAME_FIRST,
+         f"next_game_first must be one of {', '.join(NEXT_GAME_FIRST)}")
