@@ -1,14 +1,164 @@
-"""Sub-commands of `omweso-cam` owned by the rules feature (placeholder until it lands)."""
+"""`omweso-cam rules ...`: the rules engine on the command line (moves of a position, play a move)."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from typing import Any
+
+#: Exit code for bad input (notation, options, illegal move), as argparse uses.
+EXIT_BAD_INPUT = 2
 
 
 def register(subparsers: Any) -> None:
-    del subparsers  # nothing registered yet
+    """Add ``rules moves`` and ``rules play``."""
+    rules = subparsers.add_parser("rules", help="the rules engine: legal moves, play a move")
+    sub = rules.add_subparsers(dest="rules_command", metavar="RULES_COMMAND")
+    rules.set_defaults(func=lambda args: _help(rules))
+
+    moves = sub.add_parser(
+        "moves",
+        help="every legal move of a position with the position after it",
+        description="Every legal move of POSITION, one per line: MOVE  AFTER  [RESULT]. "
+        "With --jsonl, read one position per stdin line and write one JSON line each.",
+    )
+    _common(moves)
+    moves.add_argument("position", nargs="?", help="position notation, e.g. '4,4,.../... S 0 0:0'")
+    moves.add_argument("--jsonl", action="store_true", help="positions from stdin, JSON lines out")
+    moves.set_defaults(func=_moves)
+
+    play = sub.add_parser(
+        "play",
+        help="play one move and print the position after it",
+        description="Play MOVE in POSITION; prints the position after it (laps on stderr, "
+        "or on stdout with --verbose).",
+    )
+    _common(play)
+    play.add_argument("position", help="position notation")
+    play.add_argument("move", help="move notation, e.g. 'e1', 'a1(cw)', 'c1(2-1)'")
+    play.add_argument("--verbose", "-v", action="store_true", help="print the lap trace on stdout")
+    play.set_defaults(func=_play)
 
 
-def _unused(args: argparse.Namespace) -> int:  # pragma: no cover
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rules", default="seed", help="rules preset: seed (default) or traditional")
+    parser.add_argument(
+        "--option", "-o", action="append", default=[], metavar="KEY=VALUE",
+        help="override a rules option, e.g. reverse_scope=none (repeatable)",
+    )
+
+
+def _help(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def _ruleset(args: argparse.Namespace) -> Any:
+    from omweso_cam.rules import RuleSet
+
+    options: dict[str, str] = {}
+    for item in args.option:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"bad --option {item!r}: expected KEY=VALUE")
+        options[key.strip()] = value
+    rules = RuleSet.preset(args.rules)
+    return rules.with_option_strings(options) if options else rules
+
+
+def _fail(message: str) -> int:
+    print(f"omweso-cam rules: error: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def _result_json(outcome: Any) -> dict[str, Any] | None:
+    if outcome.never_ending:
+        return {"never_ending": True}
+    if outcome.result is None:
+        return None
+    result = outcome.result
+    return {"winner": result.winner.value, "how": result.how, "points": result.points}
+
+
+def _moves_json(position_text: str, rules: Any) -> dict[str, Any]:
+    from omweso_cam.rules import Position, successors
+
+    position = Position.from_notation(position_text)
+    return {
+        "position": position_text,
+        "moves": [
+            {
+                "move": str(move),
+                "after": None if outcome.never_ending else outcome.position.notation(),
+                "result": _result_json(outcome),
+            }
+            for move, outcome in successors(position, rules)
+        ],
+    }
+
+
+def _moves(args: argparse.Namespace) -> int:
+    try:
+        rules = _ruleset(args)
+    except ValueError as exc:
+        return _fail(str(exc))
+    if args.jsonl:
+        if args.position:
+            return _fail("--jsonl reads positions from stdin; give no POSITION argument")
+        for line in sys.stdin:
+            text = line.strip()
+            if not text:
+                continue
+            try:
+                record = _moves_json(text, rules)
+            except ValueError as exc:
+                record = {"position": text, "error": str(exc)}
+            print(json.dumps(record), flush=True)
+        return 0
+    if not args.position:
+        return _fail("give a POSITION (or --jsonl to read positions from stdin)")
+    try:
+        record = _moves_json(args.position, rules)
+    except ValueError as exc:
+        return _fail(str(exc))
+    for entry in record["moves"]:
+        after = entry["after"] or "-"
+        result = entry["result"]
+        if result is None:
+            tail = ""
+        elif result.get("never_ending"):
+            tail = "  never-ending (game annulled)"
+        else:
+            tail = f"  {result['winner']} wins: {result['how']} ({result['points']} pt)"
+        print(f"{entry['move']}\t{after}{tail}")
+    return 0
+
+
+def _play(args: argparse.Namespace) -> int:
+    from omweso_cam.rules import Move, Position, apply_move
+
+    try:
+        rules = _ruleset(args)
+        position = Position.from_notation(args.position)
+        move = Move.parse(args.move, position)
+        outcome = apply_move(position, move, rules)
+    except ValueError as exc:
+        return _fail(str(exc))
+    trace = sys.stdout if args.verbose else sys.stderr
+    for number, lap in enumerate(outcome.laps, start=1):
+        captured = f" ({lap.captured} seeds)" if lap.then == "capture" else ""
+        print(
+            f"lap {number}: {lap.kind} from {lap.origin} {lap.direction} with {lap.hand}, "
+            f"last seed in {lap.landing}: {lap.then}{captured}",
+            file=trace,
+        )
+    if outcome.never_ending:
+        print("never-ending move: the game is annulled", file=trace)
+        print("never_ending")
+        return 0
+    print(outcome.position.notation())
+    if outcome.result is not None:
+        result = outcome.result
+        print(f"result: {result.winner.value} wins by {result.how}, {result.points} point(s)", file=trace)
     return 0
