@@ -1,0 +1,108 @@
+"""Serve the dashboard with waitress (one process, a pool of threads), stoppable from any thread.
+
+Every open SSE or MJPEG viewer holds one worker thread for as long as it watches,
+so the pool is large (``threads``) and the app refuses streams beyond
+``MAX_STREAMS`` (set to ``threads - reserved_threads``) with a 503: the
+remaining threads stay free for the referee's requests and page loads.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from flask import Flask
+
+from omweso_cam.dashboard.context import get_context
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """Waitress settings. ``threads`` bounds viewers: each stream holds a thread."""
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    threads: int = 128
+    reserved_threads: int = 16
+    # Open TCP connections accepted at once (streams + page loads + keep-alive sockets).
+    connection_limit: int = 1000
+    # Seconds an idle keep-alive connection (no request in flight) is kept open.
+    channel_timeout_s: int = 60
+    poll_interval_s: float = 0.5
+
+
+class DashboardServer:
+    """A waitress server around a dashboard app; :meth:`run` blocks until :meth:`stop`."""
+
+    def __init__(self, app: Flask, config: ServerConfig = ServerConfig()) -> None:
+        from waitress.server import create_server
+
+        if config.threads <= config.reserved_threads:
+            raise ValueError(
+                f"threads ({config.threads}) must exceed reserved_threads ({config.reserved_threads})"
+            )
+        self.app = app
+        self.config = config
+        context = get_context(app)
+        context.max_streams = min(context.max_streams, config.threads - config.reserved_threads)
+        self._stop = threading.Event()
+        self._server: Any = create_server(
+            app,
+            host=config.host,
+            port=config.port,
+            threads=config.threads,
+            connection_limit=config.connection_limit,
+            channel_timeout=config.channel_timeout_s,
+            ident="omweso-cam",
+            clear_untrusted_proxy_headers=True,
+        )
+
+    @property
+    def port(self) -> int:
+        """The bound port (useful with ``port=0``)."""
+        return int(self._server.effective_port)
+
+    @property
+    def host(self) -> str:
+        return str(self._server.effective_host)
+
+    @property
+    def url(self) -> str:
+        host = self.host
+        if ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}/"
+
+    def run(self) -> None:
+        """Serve until :meth:`stop` (or KeyboardInterrupt, which is re-raised after a clean stop)."""
+        from waitress import wasyncore
+
+        try:
+            while not self._stop.is_set():
+                wasyncore.loop(
+                    timeout=self.config.poll_interval_s,
+                    map=self._server._map,
+                    use_poll=True,
+                    count=1,
+                )
+        finally:
+            self._close()
+
+    def start_in_thread(self) -> threading.Thread:
+        """Run the server in a daemon thread (tests, benchmarks); stop it with :meth:`stop`."""
+        thread = threading.Thread(target=self.run, name="omweso-dashboard", daemon=True)
+        thread.start()
+        return thread
+
+    def stop(self) -> None:
+        """Ask :meth:`run` to return; open streams end within a poll interval."""
+        get_context(self.app).shutdown.set()
+        self._stop.set()
+
+    def _close(self) -> None:
+        from waitress import wasyncore
+
+        get_context(self.app).shutdown.set()
+        self._server.task_dispatcher.shutdown(timeout=5)
+        wasyncore.close_all(self._server._map)

@@ -1,0 +1,174 @@
+// Live page: camera stream, board, alarm with the referee's answers, move in progress, moves, score.
+import {
+  action, adoptToken, checkRole, describeProgress, describeResult, drawBoard, followState,
+  progressMarks, setText, sideName,
+} from "./omweso.js";
+
+let current = null;
+let clockBase = null; // {seconds, at} to count the clock up between snapshots
+let animation = null;
+
+function render(state) {
+  current = state;
+  renderAlarm(state);
+  renderScore(state);
+  renderBoard(state);
+  renderLastMove(state);
+  renderMoves(state);
+  clockBase = state.clocks ? { seconds: state.clocks.since_last_move_s, at: performance.now() } : null;
+  renderClock();
+}
+
+function renderAlarm(state) {
+  const box = document.getElementById("alarm");
+  const alarm = state.alarm;
+  box.hidden = !alarm;
+  document.body.classList.toggle("alarmed", Boolean(alarm));
+  if (!alarm) return;
+  const marks = {};
+  for (const square of alarm.differs || []) marks[square] = "differs";
+  drawBoard(document.getElementById("alarm-observed"), alarm.observed, { marks });
+  drawBoard(document.getElementById("alarm-expected"), alarm.expected, { marks });
+  const where = alarm.where ? ` Went wrong at ${alarm.where}.` : "";
+  const differs = (alarm.differs || []).join(", ") || "none";
+  setText("alarm-summary", `Frame ${alarm.frame}: the board matches no legal move.${where} Differing pits: ${differs}.`);
+  const list = document.getElementById("alarm-closest");
+  list.replaceChildren(...(alarm.closest || []).map((c) => {
+    const item = document.createElement("li");
+    item.textContent = `${c.move} (distance ${Number(c.distance).toFixed(1)})`;
+    item.title = c.after;
+    return item;
+  }));
+}
+
+function renderScore(state) {
+  for (const side of ["S", "N"]) {
+    setText(`name-${side}`, sideName(state, side));
+    setText(`points-${side}`, state.match ? state.match.points[side] : "–");
+    document.querySelector(`.side-${side}`).classList.toggle("to-move", state.side_to_move === side && state.phase === "playing");
+  }
+  setText("phase", state.phase.replaceAll("_", " "));
+  setText("game-number", state.match ? `game ${state.match.game_number} · to ${state.match.target}` : "");
+  setText("mode", `${state.mode} · ${state.rules}`);
+  setText("camera", state.camera);
+  const banner = document.getElementById("result");
+  banner.hidden = !state.result;
+  banner.textContent = state.result
+    ? describeResult(state.result, state) + (state.phase === "match_over" ? " — match over" : "")
+    : "";
+}
+
+function renderBoard(state) {
+  const marks = progressMarks(state.in_progress);
+  drawBoard(document.getElementById("board"), state.board, { marks, toMove: state.side_to_move });
+  setText("turn", state.side_to_move ? `${sideName(state, state.side_to_move)} (${state.side_to_move}) to move` : "");
+  const panel = document.getElementById("in-progress");
+  panel.hidden = !state.in_progress;
+  panel.textContent = describeProgress(state);
+}
+
+function renderLastMove(state) {
+  const box = document.getElementById("last-move");
+  const move = state.last_move;
+  if (!move) {
+    box.textContent = "none yet";
+    return;
+  }
+  const title = document.createElement("p");
+  title.className = "last-title";
+  title.textContent = `${sideName(state, move.side)} played ${move.move}`;
+  const table = document.createElement("table");
+  table.className = "laps";
+  table.innerHTML = "<thead><tr><th>#</th><th>lap</th><th>from</th><th>dir</th><th>hand</th><th>landing</th><th>then</th><th>captured</th></tr></thead>";
+  const body = document.createElement("tbody");
+  move.laps.forEach((lap, i) => {
+    const tr = document.createElement("tr");
+    for (const value of [i + 1, lap.kind, lap.origin, lap.direction, lap.hand, lap.landing, lap.then, lap.captured ?? ""]) {
+      const td = document.createElement("td");
+      td.textContent = String(value ?? "");
+      tr.appendChild(td);
+    }
+    body.appendChild(tr);
+  });
+  table.appendChild(body);
+  box.replaceChildren(title, table);
+  animateLaps(move, table);
+}
+
+// Step through the laps of a new last move: highlight each lap's origin and landing pit.
+function animateLaps(move, table) {
+  const key = JSON.stringify(move);
+  if (animation && animation.key === key) return;
+  if (animation) clearInterval(animation.timer);
+  let i = 0;
+  const rows = table.querySelectorAll("tbody tr");
+  const step = () => {
+    if (i >= move.laps.length || !current || current.in_progress || current.alarm) {
+      clearInterval(animation.timer);
+      rows.forEach((r) => r.classList.remove("active"));
+      if (current) renderBoard(current);
+      return;
+    }
+    const lap = move.laps[i];
+    rows.forEach((r, j) => r.classList.toggle("active", j === i));
+    const marks = { [lap.origin]: "origin", [lap.landing]: "landing" };
+    drawBoard(document.getElementById("board"), current.board, { marks, toMove: current.side_to_move });
+    i += 1;
+  };
+  animation = { key, timer: setInterval(step, 900) };
+}
+
+function renderMoves(state) {
+  const list = document.getElementById("moves");
+  list.replaceChildren(...state.plies.map((ply) => {
+    const item = document.createElement("li");
+    item.value = ply.n;
+    item.textContent = `${ply.side} ${ply.move}`;
+    item.title = ply.after;
+    return item;
+  }));
+  list.scrollTop = list.scrollHeight;
+}
+
+function renderClock() {
+  const clock = document.getElementById("clock");
+  if (!current || !current.clocks || !clockBase) {
+    clock.textContent = "";
+    return;
+  }
+  const c = current.clocks;
+  const running = current.phase === "playing" && !current.alarm;
+  const seconds = clockBase.seconds + (running ? (performance.now() - clockBase.at) / 1000 : 0);
+  const m = Math.floor(seconds / 60);
+  const s = Math.floor(seconds % 60).toString().padStart(2, "0");
+  let text = `${m}:${s} since last move`;
+  if (c.late_start) text += " · LATE START";
+  if (c.overtime) text += " · OVERTIME";
+  clock.textContent = text;
+  clock.classList.toggle("warn", Boolean(c.late_start || c.overtime));
+}
+
+function wire() {
+  document.getElementById("btn-restored").addEventListener("click", () =>
+    action("/api/alarm/board-restored", {}, render, "Board restored"));
+  document.getElementById("btn-accept").addEventListener("click", () => {
+    if (confirm("Accept the observed board as the new position?")) {
+      action("/api/alarm/accept-observed", {}, render, "Observed board accepted");
+    }
+  });
+  document.getElementById("form-correct").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const square = document.getElementById("correct-square").value.trim().toLowerCase();
+    const count = Number.parseInt(document.getElementById("correct-count").value, 10);
+    action("/api/correct-pit", { square, count }, render, `Pit ${square} corrected`);
+  });
+  // Reload the video if the stream drops (server restart, network).
+  const video = document.getElementById("video");
+  video.addEventListener("error", () => setTimeout(() => { video.src = `/video/stream.mjpg?r=${Date.now()}`; }, 3000));
+  setInterval(renderClock, 1000);
+}
+
+adoptToken();
+checkRole();
+wire();
+followState(render);
