@@ -1,0 +1,247 @@
+"""Grid: fit the 4x8 pit lattice on the rectified (top-down) board image.
+
+The pits are found on the image, not assumed from proportions: a coarse search
+over the board's margins places a regular lattice where the picture differs most
+from the bare board surface, each pit centre is then refined locally, and a
+robust homography from the ideal lattice to the measured centres absorbs small
+errors of the board corners. Also exposes :func:`lattice_score`, the "does this
+quad hold a 4x8 pit pattern?" test the localiser uses to reject false boards.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import cv2
+import numpy as np
+
+ROWS = 4
+COLS = 8
+PIT_COUNT = ROWS * COLS
+
+
+class GridError(ValueError):
+    """The rectified image or the pit grid data is malformed."""
+
+
+@dataclass(frozen=True)
+class GridConfig:
+    """Tunables of the pit-lattice fit (fractions are of the rectified board size)."""
+
+    margin_x_fracs: tuple[float, ...] = tuple(round(0.01 * i, 3) for i in range(0, 15))
+    margin_y_fracs: tuple[float, ...] = tuple(round(0.02 * i, 3) for i in range(0, 13))
+    pit_radius_of_pitch: float = 0.36  # template disc radius used in the lattice search
+    search_of_pitch: float = 0.22  # each pit centre moves at most this far when refined
+    ransac_threshold_of_pitch: float = 0.12
+    min_radius_of_pitch: float = 0.25
+    max_radius_of_pitch: float = 0.5
+
+
+@dataclass(frozen=True, eq=False)
+class PitGrid:
+    """The 32 pit centres (image order) and pit radius in rectified-board pixels."""
+
+    centers_px: np.ndarray  # (32, 2) float64
+    radius_px: float
+    size_px: tuple[int, int]  # (width, height) of the rectified board image
+    score: float = 0.0
+
+    def __post_init__(self) -> None:
+        centers = np.asarray(self.centers_px, dtype=np.float64)
+        if centers.shape != (PIT_COUNT, 2):
+            raise GridError(f"expected {PIT_COUNT} pit centres of (x, y), got shape {centers.shape}")
+        if not np.all(np.isfinite(centers)) or not self.radius_px > 0:
+            raise GridError("pit centres must be finite and the radius positive")
+        object.__setattr__(self, "centers_px", centers)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "centers_px": [[round(float(x), 3), round(float(y), 3)] for x, y in self.centers_px],
+            "radius_px": round(float(self.radius_px), 3),
+            "size_px": list(self.size_px),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> PitGrid:
+        try:
+            centers = np.asarray(data["centers_px"], dtype=np.float64)
+            radius = float(data["radius_px"])  # type: ignore[arg-type]
+            size = data["size_px"]
+            w, h = (int(v) for v in size)  # type: ignore[attr-defined]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise GridError(f"bad pit grid data: {exc}") from exc
+        return cls(centers, radius, (int(w), int(h)))
+
+    def scaled(self, size_px: tuple[int, int]) -> PitGrid:
+        """The same grid on a rectified image of another size."""
+        sx, sy = size_px[0] / self.size_px[0], size_px[1] / self.size_px[1]
+        return PitGrid(self.centers_px * [sx, sy], self.radius_px * float(np.sqrt(sx * sy)), size_px, self.score)
+
+
+def nominal_grid(size_px: tuple[int, int], margin_x_frac: float = 0.04, margin_y_frac: float = 0.08,
+                 radius_of_pitch: float = 0.38) -> PitGrid:
+    """A regular lattice with the given margins (used before any image evidence)."""
+    w, h = size_px
+    centers = _lattice(w, h, margin_x_frac, margin_y_frac)
+    pitch = min((w * (1 - 2 * margin_x_frac)) / COLS, (h * (1 - 2 * margin_y_frac)) / ROWS)
+    return PitGrid(centers, radius_of_pitch * pitch, size_px)
+
+
+def _lattice(w: float, h: float, mx: float, my: float) -> np.ndarray:
+    x0, x1 = w * mx, w * (1 - mx)
+    y0, y1 = h * my, h * (1 - my)
+    xs = x0 + (np.arange(COLS) + 0.5) * (x1 - x0) / COLS
+    ys = y0 + (np.arange(ROWS) + 0.5) * (y1 - y0) / ROWS
+    gx, gy = np.meshgrid(xs, ys)
+    return np.stack([gx.ravel(), gy.ravel()], axis=1)
+
+
+# --------------------------------------------------------------------------- evidence
+
+
+def surface_difference(rectified_bgr: np.ndarray) -> np.ndarray:
+    """Per-pixel colour distance (Lab) from the bare board surface, float32.
+
+    The surface colour is the median of a band just inside the board edge, where
+    a board has plain wood around its pits; pits (bowls or seeds) differ from it.
+    """
+    h, w = rectified_bgr.shape[:2]
+    lab = cv2.cvtColor(rectified_bgr, cv2.COLOR_BGR2LAB).astype(np.float32)
+    b0, b1 = max(1, round(0.015 * h)), max(2, round(0.05 * h))
+    band = np.concatenate([
+        lab[b0:b1].reshape(-1, 3), lab[h - b1 : h - b0].reshape(-1, 3),
+        lab[:, b0:b1].reshape(-1, 3), lab[:, w - b1 : w - b0].reshape(-1, 3),
+    ])
+    surface = np.median(band, axis=0)
+    diff = lab - surface
+    # Lightness counts half: shading varies more than hue across a wooden board.
+    return np.asarray(np.sqrt(0.25 * diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2))
+
+
+@lru_cache(maxsize=8)
+def _templates(w: int, h: int, margins_x: tuple[float, ...], margins_y: tuple[float, ...],
+               radius_of_pitch: float) -> tuple[np.ndarray, np.ndarray, list[tuple[float, float]]]:
+    """Inside-pit and between-pit masks (rows: one margin pair each), flattened."""
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32) + 0.5
+    inside_rows, between_rows, pairs = [], [], []
+    for mx in margins_x:
+        for my in margins_y:
+            pitch_x = w * (1 - 2 * mx) / COLS
+            pitch_y = h * (1 - 2 * my) / ROWS
+            if pitch_y / pitch_x > 1.6 or pitch_x / pitch_y > 1.6:
+                continue
+            cx = (xx - w * mx) / pitch_x  # lattice coordinates: pit centres at k + 0.5
+            cy = (yy - h * my) / pitch_y
+            fx, fy = cx - np.floor(cx) - 0.5, cy - np.floor(cy) - 0.5
+            in_grid = (cx >= 0) & (cx < COLS) & (cy >= 0) & (cy < ROWS)
+            dist = np.sqrt(fx**2 + fy**2)
+            inside = in_grid & (dist < radius_of_pitch)
+            between = (in_grid & (dist > 0.56)) | (~in_grid)
+            inside_rows.append(inside.ravel().astype(np.float32))
+            between_rows.append(between.ravel().astype(np.float32))
+            pairs.append((mx, my))
+    return np.array(inside_rows), np.array(between_rows), pairs
+
+
+def _best_lattice(diff: np.ndarray, config: GridConfig) -> tuple[float, float, float]:
+    """(score, margin_x_frac, margin_y_frac) of the lattice that best matches the pits."""
+    h, w = diff.shape
+    inside, between, pairs = _templates(w, h, config.margin_x_fracs, config.margin_y_fracs,
+                                        config.pit_radius_of_pitch)
+    d = diff.ravel().astype(np.float32)
+    n_in, n_out = inside.sum(axis=1), between.sum(axis=1)
+    mean_in = inside @ d / n_in
+    mean_out = between @ d / n_out
+    var_out = between @ (d * d) / n_out - mean_out**2
+    var_in = inside @ (d * d) / n_in - mean_in**2
+    spread = np.sqrt(np.maximum(0.5 * (var_out + var_in), 1e-6)) + 2.0
+    scores = (mean_in - mean_out) / spread
+    best = int(np.argmax(scores))
+    return float(scores[best]), pairs[best][0], pairs[best][1]
+
+
+def lattice_score(image_bgr: np.ndarray, corners_px: np.ndarray, *, config: GridConfig = GridConfig()) -> float:
+    """How strongly the quad (TL,TR,BR,BL; South at the bottom) shows a 4x8 pit pattern.
+
+    Contrast of pits against the between-pit surface in units of its spread;
+    a board scores well above 1, a table or a wrong orientation well below.
+    """
+    size = (128, 64)
+    target = np.array([[0, 0], [size[0], 0], [size[0], size[1]], [0, size[1]]], np.float32)
+    board_from_image = cv2.getPerspectiveTransform(np.asarray(corners_px, np.float32), target)
+    small = cv2.warpPerspective(image_bgr, board_from_image, size, flags=cv2.INTER_AREA,
+                                borderMode=cv2.BORDER_REPLICATE)
+    score, _, _ = _best_lattice(surface_difference(small), config)
+    return score
+
+
+# --------------------------------------------------------------------------- fit
+
+
+def fit_grid(rectified_bgr: np.ndarray, *, config: GridConfig = GridConfig()) -> PitGrid:
+    """Fit the 32 pit centres and the pit radius on a rectified board image."""
+    if rectified_bgr.ndim != 3 or rectified_bgr.shape[2] != 3 or rectified_bgr.dtype != np.uint8:
+        raise GridError(f"expected an (H, W, 3) uint8 image, got {rectified_bgr.shape} {rectified_bgr.dtype}")
+    h, w = rectified_bgr.shape[:2]
+    diff = surface_difference(rectified_bgr)
+    # Coarse: margins on a small copy.
+    sw, sh = 128, 64
+    small = cv2.resize(diff, (sw, sh), interpolation=cv2.INTER_AREA)
+    score, mx, my = _best_lattice(small, config)
+    nominal = _lattice(w, h, mx, my)
+    pitch = min(w * (1 - 2 * mx) / COLS, h * (1 - 2 * my) / ROWS)
+
+    # Fine: each pit centre = where a pit-sized disc covers the most "not surface".
+    radius = config.pit_radius_of_pitch * pitch
+    k = max(3, round(2 * radius) | 1)
+    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)).astype(np.float32)
+    response = cv2.filter2D(diff, -1, disc / disc.sum(), borderType=cv2.BORDER_REPLICATE)
+    search = config.search_of_pitch * pitch
+    measured = np.empty_like(nominal)
+    for i, (x, y) in enumerate(nominal):
+        x0, x1 = int(max(0, x - search)), int(min(w, x + search + 1))
+        y0, y1 = int(max(0, y - search)), int(min(h, y + search + 1))
+        window = response[y0:y1, x0:x1]
+        # Centroid of the top of the response, steadier than the arg-max on flat heaps.
+        top = window >= window.max() - 0.15 * (window.max() - window.min() + 1e-6)
+        ys, xs = np.nonzero(top)
+        measured[i] = (x0 + xs.mean() + 0.5, y0 + ys.mean() + 0.5) if len(xs) else (x, y)
+
+    ideal = _lattice(1.0, 1.0, 0.0, 0.0).astype(np.float32)
+    matrix, _ = cv2.findHomography(ideal, measured.astype(np.float32), cv2.RANSAC,
+                                   config.ransac_threshold_of_pitch * pitch)
+    centers = nominal
+    if matrix is not None:
+        fitted = cv2.perspectiveTransform(ideal.reshape(-1, 1, 2), matrix).reshape(-1, 2).astype(np.float64)
+        if np.max(np.linalg.norm(fitted - nominal, axis=1)) < 0.5 * pitch:
+            centers = fitted
+    pitch_x = float(np.median(np.linalg.norm(np.diff(centers.reshape(ROWS, COLS, 2), axis=1), axis=2)))
+    pitch_y = float(np.median(np.linalg.norm(np.diff(centers.reshape(ROWS, COLS, 2), axis=0), axis=2)))
+    pit_radius = _measure_radius(diff, centers, min(pitch_x, pitch_y), config)
+    return PitGrid(centers, pit_radius, (w, h), score)
+
+
+def _measure_radius(diff: np.ndarray, centers: np.ndarray, pitch: float, config: GridConfig) -> float:
+    """Pit radius from the mean radial profile of the surface difference around the centres."""
+    radii = np.linspace(0.05, 0.6, 23) * pitch
+    angles = np.linspace(0, 2 * np.pi, 24, endpoint=False)
+    px = centers[:, 0, None, None] + radii[None, :, None] * np.cos(angles)[None, None, :]
+    py = centers[:, 1, None, None] + radii[None, :, None] * np.sin(angles)[None, None, :]
+    h, w = diff.shape
+    vals = diff[np.clip(py.astype(int), 0, h - 1), np.clip(px.astype(int), 0, w - 1)]
+    profile = np.median(vals.mean(axis=2), axis=0)  # median over pits: robust to heaps
+    outer = float(np.median(profile[-4:]))
+    inner = float(np.max(profile[: len(profile) // 2]))
+    if inner - outer < 3.0:
+        return 0.4 * pitch
+    half = outer + 0.5 * (inner - outer)
+    peak = int(np.argmax(profile[: len(profile) // 2]))
+    below = np.nonzero(profile[peak:] < half)[0]
+    if len(below) == 0:
+        return config.max_radius_of_pitch * pitch
+    j = peak + int(below[0])
+    # Linear interpolation between the samples either side of the half level.
+    r0, r1, v0, v1 = radii[j - 1], radii[j], profile[j - 1], profile[j]
+    r = r0 + (v0 - half) / max(v0 - v1, 1e-6) * (r1 - r0) if j > 0 else radii[j]
+    return float(np.clip(r, config.min_radius_of_pitch * pitch, config.max_radius_of_pitch * pitch))

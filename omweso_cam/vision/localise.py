@@ -1,0 +1,351 @@
+"""Localise: find the board's four corners in a camera image (first stage after stability).
+
+Three ways, one result type (:class:`BoardLocation`):
+
+* :func:`find_board` - automatic and markerless: candidate quads from colour
+  segmentation and edges, each checked for the 4x8 pattern of pits (which also
+  rejects empty tables), then refined on the image edges;
+* :func:`find_markers` - four printed ArUco markers (ids 0..3 = TL, TR, BR, BL
+  seen from South) lying just outside the board corners;
+* :func:`parse_corners` - four points given by a person.
+
+Corners are always ordered TL, TR, BR, BL with South (the long side nearer the
+bottom of the image, unless a calibration says otherwise) at the bottom.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from omweso_cam.vision.grid import lattice_score
+
+#: ArUco dictionary of the printed marker sheet; ids 0..3 are the TL, TR, BR, BL corners.
+MARKER_DICTIONARY = cv2.aruco.DICT_4X4_50 if hasattr(cv2, "aruco") else 0
+MARKER_IDS = (0, 1, 2, 3)
+
+
+class CornersError(ValueError):
+    """Four corner points could not be parsed or do not make a usable quad."""
+
+
+@dataclass(frozen=True)
+class LocaliseConfig:
+    """Tunables of the automatic board finder."""
+
+    work_max_side_px: int = 640  # the image is downscaled to this before searching
+    min_board_area_frac: float = 0.06  # of the image area
+    max_board_area_frac: float = 0.995
+    min_lattice_score: float = 1.2  # pit-pattern contrast (see grid.lattice_score) to accept a quad
+    colour_clusters: tuple[int, ...] = (2, 3, 4)  # k of the k-means colour segmentations tried
+    kmeans_side_px: int = 160  # segmentation runs on an image this wide
+    refine_search_frac: float = 0.025  # of the board diagonal, each side of a rough edge
+    refine_iterations: int = 2
+
+
+@dataclass(frozen=True, eq=False)
+class BoardLocation:
+    """Where the board is: corners TL, TR, BR, BL in image pixels, how it was found, how sure."""
+
+    corners_px: np.ndarray  # (4, 2) float64
+    method: str  # "auto" | "markers" | "manual" | "calibration"
+    score: float = 0.0
+    detail: dict[str, object] = field(default_factory=dict)
+
+    def as_list(self) -> list[list[float]]:
+        return [[round(float(x), 2), round(float(y), 2)] for x, y in self.corners_px]
+
+
+# --------------------------------------------------------------------------- geometry
+
+
+def _signed_area(quad: np.ndarray) -> float:
+    x, y = quad[:, 0], quad[:, 1]
+    return 0.5 * float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y))
+
+
+def clockwise(quad: np.ndarray) -> np.ndarray:
+    """The four points in clockwise order on screen (y down), starting anywhere."""
+    quad = np.asarray(quad, dtype=np.float64).reshape(4, 2)
+    centre = quad.mean(axis=0)
+    angles = np.arctan2(quad[:, 1] - centre[1], quad[:, 0] - centre[0])
+    ordered = quad[np.argsort(angles)]  # increasing angle is clockwise when y points down
+    if _signed_area(ordered) < 0:
+        ordered = ordered[::-1]
+    return ordered
+
+
+def order_corners(quad: np.ndarray, *, long_side_first: bool | None = None) -> np.ndarray:
+    """Order a board quad TL, TR, BR, BL with South at the bottom.
+
+    South is the long side (the one along which the 8 pits of a row run) nearer
+    the bottom of the image. ``long_side_first`` says whether the side from the
+    clockwise-first point to the next is a long side; ``None`` decides by length.
+    """
+    pts = clockwise(quad)
+    lengths = np.linalg.norm(pts - np.roll(pts, -1, axis=0), axis=1)
+    if long_side_first is None:
+        long_side_first = lengths[0] + lengths[2] >= lengths[1] + lengths[3]
+    long_starts = (0, 2) if long_side_first else (1, 3)
+    # The long side nearer the bottom is South: it becomes BR -> BL (clockwise order).
+    def mean_y(start: int) -> float:
+        return float(pts[start, 1] + pts[(start + 1) % 4, 1]) / 2.0
+
+    south = max(long_starts, key=mean_y)
+    # Clockwise TL, TR, BR, BL: the south side runs BR (index 2) -> BL (index 3).
+    shift = (south - 2) % 4
+    return np.roll(pts, -shift, axis=0)
+
+
+def parse_corners(text: str, *, image_size: tuple[int, int] | None = None) -> BoardLocation:
+    """Corners from ``"x,y,x,y,x,y,x,y"`` (TL, TR, BR, BL); kept in the given order.
+
+    Raises :class:`CornersError` for anything but eight finite numbers forming a
+    convex quad of non-trivial area (inside the image when its (w, h) is given).
+    """
+    parts = [p for p in text.replace(";", ",").replace(" ", ",").split(",") if p]
+    if len(parts) != 8:
+        raise CornersError(f"expected 8 numbers x,y,x,y,x,y,x,y (TL,TR,BR,BL), got {len(parts)} in {text!r}")
+    try:
+        values = [float(p) for p in parts]
+    except ValueError as exc:
+        raise CornersError(f"corners must be numbers, got {text!r}") from exc
+    quad = np.array(values, dtype=np.float64).reshape(4, 2)
+    validate_quad(quad, image_size=image_size)
+    return BoardLocation(quad, "manual", 1.0)
+
+
+def validate_quad(quad: np.ndarray, *, image_size: tuple[int, int] | None = None) -> None:
+    """Raise :class:`CornersError` unless ``quad`` is a finite convex quad in TL,TR,BR,BL order."""
+    quad = np.asarray(quad, dtype=np.float64)
+    if quad.shape != (4, 2):
+        raise CornersError(f"expected 4 corners of (x, y), got shape {quad.shape}")
+    if not np.all(np.isfinite(quad)):
+        raise CornersError("corners must be finite numbers")
+    if not cv2.isContourConvex(quad.astype(np.float32).reshape(-1, 1, 2)):
+        raise CornersError("corners do not form a convex quad (expected TL, TR, BR, BL)")
+    if _signed_area(quad) <= 0:
+        raise CornersError("corners must run clockwise on screen: TL, TR, BR, BL")
+    if abs(_signed_area(quad)) < 100.0:
+        raise CornersError("corners enclose almost no area")
+    if image_size is not None:
+        w, h = image_size
+        margin = 0.5 * max(w, h)
+        if np.any(quad < -margin) or np.any(quad[:, 0] > w + margin) or np.any(quad[:, 1] > h + margin):
+            raise CornersError(f"corners lie far outside the {w}x{h} image")
+
+
+# --------------------------------------------------------------------------- markers
+
+
+def find_markers(image_bgr: np.ndarray) -> BoardLocation | None:
+    """Board corners from four ArUco markers (ids 0..3 = TL, TR, BR, BL), or None.
+
+    Each marker lies just outside its board corner; the corner is the marker's
+    own corner nearest the centre of the four markers.
+    """
+    gray = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY) if image_bgr.ndim == 3 else image_bgr
+    dictionary = cv2.aruco.getPredefinedDictionary(MARKER_DICTIONARY)
+    detector = cv2.aruco.ArucoDetector(dictionary, cv2.aruco.DetectorParameters())
+    marker_corners, ids, _ = detector.detectMarkers(gray)
+    if ids is None:
+        return None
+    found: dict[int, np.ndarray] = {}
+    for corners, marker_id in zip(marker_corners, ids.ravel(), strict=True):
+        if int(marker_id) in MARKER_IDS and int(marker_id) not in found:
+            found[int(marker_id)] = corners.reshape(4, 2).astype(np.float64)
+    if len(found) < 4:
+        return None
+    centre = np.mean([found[i].mean(axis=0) for i in MARKER_IDS], axis=0)
+    quad = np.array(
+        [found[i][np.argmin(np.linalg.norm(found[i] - centre, axis=1))] for i in MARKER_IDS]
+    )
+    try:
+        validate_quad(quad)
+    except CornersError:
+        return None
+    return BoardLocation(quad, "markers", 1.0)
+
+
+def marker_sheet(*, marker_px: int = 400, margin_px: int = 80) -> np.ndarray:
+    """A printable page (grayscale uint8) with the four corner markers, labelled."""
+    dictionary = cv2.aruco.getPredefinedDictionary(MARKER_DICTIONARY)
+    cell = marker_px + 2 * margin_px
+    sheet = np.full((2 * cell + 120, 2 * cell), 255, np.uint8)
+    names = ("TL", "TR", "BR", "BL")
+    slots = ((0, 0), (0, 1), (1, 1), (1, 0))  # (row, col) of each corner on the page
+    for marker_id, name, (row, col) in zip(MARKER_IDS, names, slots, strict=True):
+        marker = cv2.aruco.generateImageMarker(dictionary, marker_id, marker_px)
+        y0, x0 = row * cell + margin_px, col * cell + margin_px
+        sheet[y0 : y0 + marker_px, x0 : x0 + marker_px] = marker
+        cv2.putText(sheet, f"id {marker_id}: {name} corner", (x0, y0 + marker_px + 40),
+                    cv2.FONT_HERSHEY_SIMPLEX, 1.0, 0, 2, cv2.LINE_AA)
+    cv2.putText(sheet, "omweso-cam markers: cut out, lay each just outside its board corner (South at the bottom)",
+                (20, 2 * cell + 70), cv2.FONT_HERSHEY_SIMPLEX, 0.8, 0, 2, cv2.LINE_AA)
+    return sheet
+
+
+# --------------------------------------------------------------------------- automatic
+
+
+def _downscale(image: np.ndarray, max_side_px: int) -> tuple[np.ndarray, float]:
+    h, w = image.shape[:2]
+    scale = min(1.0, max_side_px / max(h, w))
+    if scale < 1.0:
+        image = cv2.resize(image, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_AREA)
+    return image, scale
+
+
+def _quads_from_mask(mask: np.ndarray, min_area: float, max_area: float) -> list[np.ndarray]:
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    quads = []
+    for contour in contours:
+        area = cv2.contourArea(contour)
+        if not min_area <= area <= max_area:
+            continue
+        hull = cv2.convexHull(contour)
+        perimeter = cv2.arcLength(hull, True)
+        found = None
+        for eps in (0.01, 0.02, 0.03, 0.05, 0.08):
+            approx = cv2.approxPolyDP(hull, eps * perimeter, True)
+            if len(approx) == 4:
+                found = approx.reshape(4, 2).astype(np.float64)
+                break
+        if found is None:
+            found = cv2.boxPoints(cv2.minAreaRect(hull)).astype(np.float64)
+        quads.append(clockwise(found))
+    return quads
+
+
+def _candidate_masks(small: np.ndarray, config: LocaliseConfig) -> list[np.ndarray]:
+    """Binary masks in which the board may be one large blob."""
+    h, w = small.shape[:2]
+    masks = []
+    side = config.kmeans_side_px
+    tiny = cv2.resize(small, (side, max(1, round(side * h / w))), interpolation=cv2.INTER_AREA)
+    lab = cv2.cvtColor(cv2.GaussianBlur(tiny, (5, 5), 0), cv2.COLOR_BGR2LAB).reshape(-1, 3).astype(np.float32)
+    criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 1.0)
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
+    for k in config.colour_clusters:
+        cv2.setRNGSeed(k)  # deterministic k-means
+        _, labels, _ = cv2.kmeans(lab, k, None, criteria, 2, cv2.KMEANS_PP_CENTERS)  # type: ignore[call-overload]
+        labels = labels.reshape(tiny.shape[:2])
+        for cluster in range(k):
+            mask = (labels == cluster).astype(np.uint8) * 255
+            mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, kernel)
+            mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, kernel)
+            masks.append(cv2.resize(mask, (w, h), interpolation=cv2.INTER_NEAREST))
+    # Edges, closed into regions: boards whose colour is close to the table's.
+    gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    edges = cv2.Canny(cv2.GaussianBlur(gray, (5, 5), 0), 30, 90)
+    edges = cv2.dilate(edges, cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3)))
+    filled = np.zeros_like(edges)
+    contours, _ = cv2.findContours(edges, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    cv2.drawContours(filled, contours, -1, 255, thickness=cv2.FILLED)
+    masks.append(filled)
+    return masks
+
+
+def _quad_key(quad: np.ndarray, tol: float) -> tuple[int, ...]:
+    return tuple(int(v) for v in np.round(quad.ravel() / tol))
+
+
+def best_orientation(image: np.ndarray, quad: np.ndarray) -> tuple[float, np.ndarray]:
+    """(pit-lattice score, ordered corners) of a clockwise quad, trying both long-side choices."""
+    best: tuple[float, np.ndarray] = (-np.inf, quad)
+    for long_side_first in (True, False):
+        ordered = order_corners(quad, long_side_first=long_side_first)
+        score = lattice_score(image, ordered)
+        if score > best[0]:
+            best = (score, ordered)
+    return best
+
+
+def find_board(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig()) -> BoardLocation | None:
+    """Find the board without markers; None when no quad shows the 4x8 pit pattern."""
+    small, scale = _downscale(image_bgr, config.work_max_side_px)
+    h, w = small.shape[:2]
+    area = float(h * w)
+    candidates: dict[tuple[int, ...], np.ndarray] = {}
+    for mask in _candidate_masks(small, config):
+        for quad in _quads_from_mask(mask, config.min_board_area_frac * area, config.max_board_area_frac * area):
+            candidates.setdefault(_quad_key(quad, 0.02 * max(h, w)), quad)
+    scored = []
+    for quad in candidates.values():
+        score, ordered = best_orientation(small, quad)
+        scored.append((score, ordered))
+    if not scored:
+        return None
+    scored.sort(key=lambda item: -item[0])
+    score, ordered = scored[0]
+    if score < config.min_lattice_score:
+        return None
+    corners = refine_corners(image_bgr, ordered / scale, config=config)
+    # Keep the refinement only if it does not make the pit pattern worse.
+    refined_score = lattice_score(small, corners * scale)
+    if refined_score < score - 0.5:
+        corners = ordered / scale
+    else:
+        score = max(score, refined_score)
+    return BoardLocation(corners, "auto", float(score), {"candidates": len(scored)})
+
+
+def refine_corners(
+    image_bgr: np.ndarray, corners: np.ndarray, *, config: LocaliseConfig = LocaliseConfig()
+) -> np.ndarray:
+    """Move each side of a rough quad onto the strongest straight edge nearby; corners = intersections."""
+    gray = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY) if image_bgr.ndim == 3 else image_bgr
+    gray = cv2.GaussianBlur(gray, (5, 5), 0).astype(np.float32)
+    gx = cv2.Sobel(gray, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(gray, cv2.CV_32F, 0, 1, ksize=3)
+    h, w = gray.shape
+    quad = np.asarray(corners, dtype=np.float64).copy()
+    diagonal = float(np.linalg.norm(quad[2] - quad[0]) + np.linalg.norm(quad[3] - quad[1])) / 2
+    window = config.refine_search_frac * diagonal
+    for _ in range(config.refine_iterations):
+        lines: list[tuple[np.ndarray, np.ndarray] | None] = []
+        for i in range(4):
+            a, b = quad[i], quad[(i + 1) % 4]
+            direction = (b - a) / max(np.linalg.norm(b - a), 1e-9)
+            normal = np.array([direction[1], -direction[0]])  # points outward for a clockwise quad
+            ts = np.linspace(0.12, 0.88, 48)
+            offsets = np.linspace(-window, window, max(9, int(2 * window) + 1))
+            pts = a[None, :] + ts[:, None] * (b - a)[None, :]
+            samples = pts[:, None, :] + offsets[None, :, None] * normal[None, None, :]
+            sx = np.clip(samples[..., 0], 0, w - 1).astype(np.float32)
+            sy = np.clip(samples[..., 1], 0, h - 1).astype(np.float32)
+            gnx = cv2.remap(gx, sx, sy, cv2.INTER_LINEAR)
+            gny = cv2.remap(gy, sx, sy, cv2.INTER_LINEAR)
+            strength = np.abs(gnx * normal[0] + gny * normal[1])
+            inside = (samples[..., 0] >= 0) & (samples[..., 0] < w) & (samples[..., 1] >= 0) & (samples[..., 1] < h)
+            strength = np.where(inside, strength, 0)
+            best = np.argmax(strength, axis=1)
+            peak = strength[np.arange(len(ts)), best]
+            good = peak > max(8.0, 0.35 * float(np.median(peak)))
+            if good.sum() < 8:
+                lines.append(None)
+                continue
+            edge_pts = samples[np.arange(len(ts)), best][good].astype(np.float32)
+            vx, vy, x0, y0 = cv2.fitLine(edge_pts, cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
+            lines.append((np.array([x0, y0], np.float64), np.array([vx, vy], np.float64)))
+        new = quad.copy()
+        for i in range(4):
+            prev_line, line = lines[(i - 1) % 4], lines[i]
+            if prev_line is None or line is None:
+                continue
+            point = _intersect(prev_line, line)
+            if point is not None and np.linalg.norm(point - quad[i]) < 2 * window:
+                new[i] = point
+        quad = new
+    return quad
+
+
+def _intersect(l1: tuple[np.ndarray, np.ndarray], l2: tuple[np.ndarray, np.ndarray]) -> np.ndarray | None:
+    (p, r), (q, s) = l1, l2
+    cross = r[0] * s[1] - r[1] * s[0]
+    if abs(cross) < 1e-6:
+        return None
+    t = ((q[0] - p[0]) * s[1] - (q[1] - p[1]) * s[0]) / cross
+    return np.asarray(p + t * r)

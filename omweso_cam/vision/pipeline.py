@@ -1,0 +1,227 @@
+"""Pipeline: one camera frame -> :class:`Reading` (localise, rectify, grid, count).
+
+``BoardReader(calibration).read(image)`` is the single entry point used by the
+CLI, the runner and the benchmarks. Expected conditions (no board, a hand over
+it, an unreadable frame) are statuses, never exceptions.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from omweso_cam.observation import NO_BOARD, OCCLUDED, STABLE, UNREADABLE, Observation
+from omweso_cam.vision.calibration import Calibration, DriftConfig, check_drift
+from omweso_cam.vision.count import CountConfig, PitCounts, SeedModel, count_seeds
+from omweso_cam.vision.grid import GridConfig, PitGrid, fit_grid, surface_difference
+from omweso_cam.vision.localise import BoardLocation, LocaliseConfig, find_board, find_markers
+from omweso_cam.vision.rectify import RectifiedBoard, RectifyConfig, rectify
+
+OK = "ok"
+
+
+@dataclass(frozen=True)
+class ReaderConfig:
+    """Configuration of the whole reading pipeline (stage configs nested)."""
+
+    max_side_px: int = 2048  # bigger frames are downscaled first (bounded time and memory)
+    min_side_px: int = 64  # smaller frames are unreadable
+    try_markers: bool = True  # when the markerless finder fails
+    check_drift: bool = True  # with a calibration: verify the board has not moved
+    occluded_gap_frac: float = 0.2  # share of between-pit gaps that look foreign -> "occluded"
+    gap_foreign_distance: float = 28.0  # Lab distance from the surface that marks a gap foreign
+    localise: LocaliseConfig = field(default_factory=LocaliseConfig)
+    rectify: RectifyConfig = field(default_factory=RectifyConfig)
+    grid: GridConfig = field(default_factory=GridConfig)
+    count: CountConfig = field(default_factory=CountConfig)
+    drift: DriftConfig = field(default_factory=DriftConfig)
+
+    def to_dict(self) -> dict[str, object]:
+        from dataclasses import asdict
+
+        return asdict(self)
+
+
+@dataclass(frozen=True, eq=False)
+class Reading:
+    """What one frame says about the board."""
+
+    status: str  # "ok" | "no_board" | "occluded" | "unreadable_image"
+    observation: Observation
+    counts: tuple[int, ...] | None = None  # 32, image order
+    confidence: float = 0.0
+    corners_px: np.ndarray | None = None  # (4, 2) TL, TR, BR, BL in the input image's pixels
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    detail: str = ""
+    method: str = ""
+    grid: PitGrid | None = None
+    rectified: RectifiedBoard | None = None  # in working-image pixels (see scale)
+    pit_counts: PitCounts | None = None
+    scale: float = 1.0  # working image = input image * scale
+
+    @property
+    def pit_centers_px(self) -> np.ndarray | None:
+        """Pit centres (32, 2) in the input image's pixels."""
+        if self.grid is None or self.rectified is None:
+            return None
+        return self.rectified.to_image(self.grid.centers_px) / self.scale
+
+    def board_notation(self) -> str | None:
+        """The ``R4/R3/R2/R1`` board part of the position notation."""
+        if self.counts is None:
+            return None
+        return "/".join("-".join(str(c) for c in self.counts[r * 8 : r * 8 + 8]) for r in range(4))
+
+
+def prepare_image(image: np.ndarray | None, config: ReaderConfig) -> tuple[np.ndarray | None, float, str]:
+    """(BGR uint8 working image, scale, problem) for any array the caller hands in."""
+    if image is None or not isinstance(image, np.ndarray) or image.size == 0:
+        return None, 1.0, "no image data"
+    if image.dtype != np.uint8:
+        if image.dtype == np.uint16:
+            image = (image >> 8).astype(np.uint8)
+        elif np.issubdtype(image.dtype, np.floating) and np.all(np.isfinite(image)):
+            image = np.clip(image * (255.0 if image.max() <= 1.0 else 1.0), 0, 255).astype(np.uint8)
+        else:
+            return None, 1.0, f"unsupported pixel type {image.dtype}"
+    if image.ndim == 2:
+        image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+    elif image.ndim == 3 and image.shape[2] == 4:
+        image = cv2.cvtColor(image, cv2.COLOR_BGRA2BGR)
+    elif image.ndim == 3 and image.shape[2] == 1:
+        image = cv2.cvtColor(image[..., 0], cv2.COLOR_GRAY2BGR)
+    elif image.ndim != 3 or image.shape[2] != 3:
+        return None, 1.0, f"unsupported image shape {image.shape}"
+    h, w = image.shape[:2]
+    if min(h, w) < config.min_side_px:
+        return None, 1.0, f"image too small ({w}x{h}, need at least {config.min_side_px} px a side)"
+    scale = 1.0
+    if max(h, w) > config.max_side_px:
+        scale = config.max_side_px / max(h, w)
+        image = cv2.resize(image, (max(1, round(w * scale)), max(1, round(h * scale))), interpolation=cv2.INTER_AREA)
+    return np.ascontiguousarray(image), scale, ""
+
+
+class BoardReader:
+    """Reads boards from frames; keeps what it learnt (grid, moved calibration) between frames."""
+
+    def __init__(self, calibration: Calibration | None = None, *, config: ReaderConfig = ReaderConfig()) -> None:
+        self.calibration = calibration
+        self.config = config
+        self._undistort_maps: tuple[tuple[int, int], np.ndarray, np.ndarray] | None = None
+        self._grid_cache: dict[tuple[float, ...], PitGrid] = {}
+
+    @property
+    def seed_model(self) -> SeedModel:
+        if self.calibration is not None and self.calibration.seed_model is not None:
+            return self.calibration.seed_model
+        return SeedModel()
+
+    def _undistort(self, image: np.ndarray) -> np.ndarray:
+        intr = self.calibration.intrinsics if self.calibration else None
+        if intr is None:
+            return image
+        h, w = image.shape[:2]
+        if self._undistort_maps is None or self._undistort_maps[0] != (w, h):
+            from omweso_cam.vision.intrinsics import undistort_maps
+
+            m1, m2 = undistort_maps(intr, (w, h))
+            self._undistort_maps = ((w, h), m1, m2)
+        return cv2.remap(image, self._undistort_maps[1], self._undistort_maps[2], cv2.INTER_LINEAR)
+
+    def locate(self, image: np.ndarray) -> tuple[BoardLocation | None, str]:
+        """Board corners in the working image: calibration (checked for drift), else auto, else markers."""
+        detail = ""
+        if self.calibration is not None:
+            h, w = image.shape[:2]
+            corners = self.calibration.corners_for((w, h))
+            if not self.config.check_drift:
+                return BoardLocation(corners, "calibration", 1.0), ""
+            drift = check_drift(image, self.calibration, config=self.config.drift)
+            if not drift.moved:
+                return BoardLocation(corners, "calibration", drift.score), ""
+            detail = f"board moved since calibration (pit pattern score {drift.score:.2f}); re-localised"
+        found = find_board(image, config=self.config.localise)
+        if found is None and self.config.try_markers:
+            found = find_markers(image)
+        if found is None and detail:
+            detail = f"board moved since calibration and was not found again (score {self.calibration and check_drift(image, self.calibration).score:.2f})"
+        return found, detail
+
+    def read(self, image_bgr: np.ndarray | None, *, frame_index: int = 0, timestamp_s: float = 0.0) -> Reading:
+        """Read one frame (any size, BGR/gray/BGRA uint8) into a :class:`Reading`."""
+        t0 = time.perf_counter()
+        timings: dict[str, float] = {}
+
+        def lap(name: str, since: float) -> float:
+            now = time.perf_counter()
+            timings[name] = round((now - since) * 1000.0, 3)
+            return now
+
+        def finish(status: str, detail: str, **kw: object) -> Reading:
+            timings["total"] = round((time.perf_counter() - t0) * 1000.0, 3)
+            obs_status = {OK: STABLE}.get(status, status)
+            obs = Observation(frame_index, timestamp_s, obs_status, kw.pop("log_likelihoods", None),  # type: ignore[arg-type]
+                              detail=detail)
+            return Reading(status, obs, timings_ms=timings, detail=detail, **kw)  # type: ignore[arg-type]
+
+        image, scale, problem = prepare_image(image_bgr, self.config)
+        if image is None:
+            return finish(UNREADABLE, problem)
+        image = self._undistort(image)
+        t = lap("prepare", t0)
+
+        location, detail = self.locate(image)
+        t = lap("localise", t)
+        if location is None:
+            return finish(NO_BOARD, detail or "no board found")
+        corners_out = location.corners_px / scale
+
+        board = rectify(image, location.corners_px, config=self.config.rectify)
+        t = lap("rectify", t)
+
+        grid = self._grid_for(board, location)
+        t = lap("grid", t)
+
+        foreign = self._foreign_gap_fraction(board.image, grid)
+        if foreign > self.config.occluded_gap_frac:
+            return finish(OCCLUDED, f"{foreign:.0%} of the board surface hidden (hand or object over the board)",
+                          corners_px=corners_out, grid=grid, rectified=board, scale=scale, method=location.method)
+
+        pit_counts = count_seeds(board.image, grid, model=self.seed_model, config=self.config.count)
+        t = lap("count", t)
+        ll = tuple(tuple(float(v) for v in row) for row in pit_counts.log_likelihoods)
+        return finish(OK, detail, log_likelihoods=ll, counts=pit_counts.counts,
+                      confidence=round(pit_counts.confidence, 4), corners_px=corners_out, grid=grid,
+                      rectified=board, pit_counts=pit_counts, scale=scale, method=location.method)
+
+    def _grid_for(self, board: RectifiedBoard, location: BoardLocation) -> PitGrid:
+        size = (board.image.shape[1], board.image.shape[0])
+        if location.method == "calibration" and self.calibration is not None:
+            if self.calibration.pit_grid is not None:
+                return self.calibration.pit_grid.scaled(size)
+            key = tuple(np.round(location.corners_px.ravel(), 1))
+            if key not in self._grid_cache:
+                self._grid_cache.clear()
+                self._grid_cache[key] = fit_grid(board.image, config=self.config.grid)
+            return self._grid_cache[key]
+        return fit_grid(board.image, config=self.config.grid)
+
+    def _foreign_gap_fraction(self, rectified: np.ndarray, grid: PitGrid) -> float:
+        """Share of the between-pit gaps whose colour is far from the board surface (a hand, an arm)."""
+        c = grid.centers_px.reshape(4, 8, 2)
+        # Gap points: the middle of every 2x2 block of pit centres, and of each pair along a row.
+        gaps = [((c[r, k] + c[r + 1, k + 1]) / 2) for r in range(3) for k in range(7)]
+        gaps += [((c[r, k] + c[r, k + 1]) / 2) for r in range(4) for k in range(7)]
+        diff = surface_difference(rectified)
+        h, w = diff.shape
+        half = max(1, int(0.12 * grid.radius_px))
+        values = []
+        for x, y in gaps:
+            xi, yi = round(x), round(y)
+            patch = diff[max(0, yi - half) : min(h, yi + half + 1), max(0, xi - half) : min(w, xi + half + 1)]
+            values.append(float(np.median(patch)) if patch.size else 0.0)
+        return float(np.mean(np.array(values) > self.config.gap_foreign_distance))
