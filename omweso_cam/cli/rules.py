@@ -160,5 +160,6 @@ def _play(args: argparse.Namespace) -> int:
     print(outcome.position.notation())
     if outcome.result is not None:
         result = outcome.result
-        print(f"result: {result.winner.value} wins by {result.how}, {result.points} point(s)", file=trace)
+        winner = result.winner.value if result.winner else "nobody"
+        print(f"result: {winner} wins by {result.how}, {result.points} point(s)", file=trace)
     return 0

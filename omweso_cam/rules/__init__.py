@@ -20,6 +20,7 @@ from omweso_cam.rules.engine import (
     sowing_states_all,
     successors,
 )
+from omweso_cam.rules.match import Match, MatchError, SetupError, setup_problems, validate_setup
 from omweso_cam.rules.notation import (
     CIRCUIT,
     Move,
@@ -33,6 +34,7 @@ from omweso_cam.rules.notation import (
     square_index,
     square_name,
 )
+from omweso_cam.rules.record import GameRecord, RecordedPly, RecordError
 from omweso_cam.rules.ruleset import NEVER_ENDING, RESULTS, RuleSet, RuleSetError
 
 __all__ = [
@@ -40,16 +42,22 @@ __all__ = [
     "LAP_KINDS",
     "NEVER_ENDING",
     "RESULTS",
+    "GameRecord",
     "GameResult",
     "IllegalMoveError",
     "Lap",
+    "Match",
+    "MatchError",
     "Move",
     "NotationError",
     "Outcome",
     "Position",
     "PositionError",
+    "RecordError",
+    "RecordedPly",
     "RuleSet",
     "RuleSetError",
+    "SetupError",
     "Side",
     "SowingState",
     "apply_move",
@@ -58,9 +66,11 @@ __all__ = [
     "legal_moves",
     "mirror_square",
     "owner",
+    "setup_problems",
     "sowing_states",
     "sowing_states_all",
     "square_index",
     "square_name",
     "successors",
+    "validate_setup",
 ]
