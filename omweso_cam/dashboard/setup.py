@@ -30,24 +30,7 @@ def rules() -> Response:
 def _preset(name: str) -> dict[str, Any]:
     from omweso_cam.rules import RuleSet
 
-    ruleset = RuleSet.preset(name)
-    options: dict[str, Any] = {}
-    raw = getattr(ruleset, "options", None)
-    if callable(raw):
-        raw = raw()
-    if isinstance(raw, dict):
-        options = {key: _jsonable(value) for key, value in raw.items()}
-    return {"name": name, "options": options}
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, bool | int | float | str) or value is None:
-        return value
-    if isinstance(value, frozenset | set | tuple | list):
-        return sorted(_jsonable(v) for v in value)
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    return getattr(value, "value", str(value))
+    return {"name": name, "options": RuleSet.preset(name).options()}
 
 
 @bp.post("/api/match")

@@ -70,11 +70,18 @@ def options(value: Any) -> dict[str, Any]:
         raise BadRequestBody(f"options must be a JSON object with at most {MAX_OPTIONS} entries")
     scalars = (bool, int, float, str, type(None))
     for key, item in value.items():
-        if not re.match(r"^[a-z_]{1,40}$", key):
+        if not isinstance(key, str) or not re.match(r"^[a-z_]{1,40}$", key):
             raise BadRequestBody(f"bad option name {key!r}")
-        items = item if isinstance(item, list) else [item]
+        if isinstance(item, list):
+            items = item
+        elif isinstance(item, dict):  # e.g. "points": {"both_ends": 1}
+            items = list(item.values())
+        else:
+            items = [item]
         if not all(isinstance(x, scalars) for x in items):
-            raise BadRequestBody(f"option {key!r} must be a number, string, bool, null or a list of them")
+            raise BadRequestBody(
+                f"option {key!r} must be a scalar, or a list or object of scalars"
+            )
     return dict(value)
 
 
