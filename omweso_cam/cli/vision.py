@@ -1,14 +1,451 @@
-"""Sub-commands of `omweso-cam` owned by the vision feature (placeholder until it lands)."""
+"""Sub-commands of `omweso-cam` owned by the vision feature: read, evaluate, calibrate, count-crops.
+
+OpenCV and numpy are imported inside the command functions, so `omweso-cam rules`
+starts fast.
+"""
 
 from __future__ import annotations
 
 import argparse
+import csv
+import json
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 
 def register(subparsers: Any) -> None:
-    del subparsers  # nothing registered yet
+    read = subparsers.add_parser("read", help="read the seed counts of board photos")
+    read.add_argument("images", nargs="+", metavar="IMAGE")
+    read.add_argument("--corners", help="board corners x,y,x,y,x,y,x,y (TL,TR,BR,BL; South at the bottom)")
+    read.add_argument("--calibration", help="calibration JSON (from `omweso-cam calibrate`)")
+    read.add_argument("--seeds", help="seed model JSON (from `omweso-cam calibrate seeds`)")
+    read.add_argument("--json", action="store_true", help="one JSON line per image")
+    read.add_argument("--annotate", metavar="DIR", help="write annotated images into DIR")
+    read.add_argument("--save-crops", metavar="DIR", help="write every pit's canonical crop into DIR (+ crops.csv)")
+    read.set_defaults(func=cmd_read)
+
+    evaluate = subparsers.add_parser("evaluate", help="accuracy and timing over images with ground truth")
+    evaluate.add_argument("folder", metavar="DIR")
+    evaluate.add_argument("--out", default="evaluation.csv", help="per-image CSV (default evaluation.csv)")
+    evaluate.add_argument("--calibration")
+    evaluate.add_argument("--seeds", help="seed model JSON")
+    evaluate.add_argument("--use-truth-corners", action="store_true",
+                          help="give the reader the true corners (measures counting alone)")
+    evaluate.add_argument("--limit", type=int, default=0, help="only the first N images")
+    evaluate.set_defaults(func=cmd_evaluate)
+
+    calibrate = subparsers.add_parser("calibrate", help="write a calibration or seed model JSON")
+    sub = calibrate.add_subparsers(dest="what", metavar="WHAT")
+    corners = sub.add_parser("corners", help="board quad from given corners or found automatically")
+    corners.add_argument("image", metavar="IMAGE")
+    corners.add_argument("--corners", help="x,y,x,y,x,y,x,y (TL,TR,BR,BL); default: find the board")
+    corners.add_argument("--known-board", help="R4/R3/R2/R1 counts on the board now: also calibrates seeds")
+    corners.add_argument("--standard", action="store_true", help="the board holds the standard set-up")
+    corners.add_argument("--seeds", help="embed this seed model JSON")
+    corners.add_argument("--out", required=True)
+    corners.set_defaults(func=cmd_calibrate_board, method="manual")
+    markers = sub.add_parser("markers", help="board quad from the four printed ArUco markers, or print the sheet")
+    markers.add_argument("image", nargs="?", metavar="IMAGE")
+    markers.add_argument("--sheet", metavar="PNG", help="write the printable marker sheet and stop")
+    markers.add_argument("--known-board")
+    markers.add_argument("--standard", action="store_true")
+    markers.add_argument("--seeds")
+    markers.add_argument("--out")
+    markers.set_defaults(func=cmd_calibrate_board, method="markers", corners=None)
+    intr = sub.add_parser("intrinsics", help="camera matrix and distortion from chessboard photos")
+    intr.add_argument("images", nargs="+", metavar="IMAGE")
+    intr.add_argument("--pattern", default="9x6", help="inner corners COLSxROWS (default 9x6)")
+    intr.add_argument("--square-mm", type=float, default=25.0)
+    intr.add_argument("--calibration", help="add the intrinsics to this existing calibration file")
+    intr.add_argument("--out", required=True)
+    intr.set_defaults(func=cmd_calibrate_intrinsics)
+    seeds = sub.add_parser("seeds", help="seed appearance from labelled single-pit crops")
+    seeds.add_argument("--examples", required=True, help="CSV with columns path,count (paths relative to it)")
+    seeds.add_argument("--out", required=True)
+    seeds.set_defaults(func=cmd_calibrate_seeds)
+    calibrate.set_defaults(func=lambda args: (calibrate.print_help(sys.stderr), 2)[1])
+
+    crops = subparsers.add_parser("count-crops", help="count seeds in single-pit crops with a seed model")
+    crops.add_argument("--model", required=True, help="seed model JSON (or a calibration with one)")
+    crops.add_argument("--predict", required=True, help="CSV with a path column (count optional)")
+    crops.add_argument("--json", action="store_true", help="one JSON line per crop")
+    crops.set_defaults(func=cmd_count_crops)
 
 
-def _unused(args: argparse.Namespace) -> int:  # pragma: no cover
+def _error(message: str) -> int:
+    print(f"omweso-cam: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _reader(args: argparse.Namespace) -> Any:
+    """A BoardReader from --calibration and --seeds (raises CalibrationError/SeedModelError)."""
+    from omweso_cam.vision.calibration import Calibration
+    from omweso_cam.vision.count import load_seed_model
+    from omweso_cam.vision.pipeline import BoardReader, ReaderConfig
+
+    calibration = Calibration.load(args.calibration) if getattr(args, "calibration", None) else None
+    seeds = getattr(args, "seeds", None)
+    model = load_seed_model(seeds) if seeds else None
+    return BoardReader(calibration, config=ReaderConfig(), seed_model=model)
+
+
+def cmd_read(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from omweso_cam.vision.calibration import Calibration, CalibrationError
+    from omweso_cam.vision.count import SeedModelError
+    from omweso_cam.vision.localise import CornersError, parse_corners
+    from omweso_cam.vision.pipeline import BoardReader, load_image
+
+    try:
+        reader = _reader(args)
+    except (CalibrationError, SeedModelError) as exc:
+        return _error(str(exc))
+    manual = None
+    if args.corners:
+        try:
+            manual = parse_corners(args.corners)
+        except CornersError as exc:
+            return _error(str(exc))
+    crops_writer = None
+    if args.save_crops:
+        Path(args.save_crops).mkdir(parents=True, exist_ok=True)
+        crops_file = open(Path(args.save_crops) / "crops.csv", "a", newline="", encoding="utf-8")  # noqa: SIM115
+        crops_writer = csv.writer(crops_file)
+        if crops_file.tell() == 0:
+            crops_writer.writerow(["path", "count"])
+    failures = 0
+    for path in args.images:
+        t0 = time.perf_counter()
+        image, problem = load_image(path)
+        reading = None
+        if image is not None and manual is not None:
+            h, w = image.shape[:2]
+            cal = Calibration(manual.corners_px, (w, h), method="manual")
+            reading = BoardReader(cal, config=replace(reader.config, check_drift=False),
+                                  seed_model=reader.seed_model).read(image)
+        elif image is not None:
+            reading = reader.read(image)
+        ms = round((time.perf_counter() - t0) * 1000.0, 1)
+        if reading is None:
+            record = {"image": path, "status": "unreadable_image", "board": None, "counts": None,
+                      "confidence": 0.0, "corners_px": None, "ms": ms, "detail": problem}
+        else:
+            counts = reading.counts
+            record = {
+                "image": path,
+                "status": reading.status,
+                "board": reading.board_notation(),
+                "counts": None if counts is None else [list(counts[r * 8 : r * 8 + 8]) for r in range(4)],
+                "confidence": reading.confidence,
+                "corners_px": None if reading.corners_px is None
+                else [[round(float(x), 1), round(float(y), 1)] for x, y in reading.corners_px],
+                "ms": ms,
+            }
+            if reading.detail:
+                record["detail"] = reading.detail
+        failures += record["status"] != "ok"
+        if args.json:
+            print(json.dumps(record), flush=True)
+        else:
+            extra = f"  {record['board']}" if record["board"] else f"  ({record.get('detail', '')})"
+            print(f"{path}: {record['status']}{extra}  [{ms} ms]", flush=True)
+        if reading is not None and image is not None and args.annotate:
+            import cv2
+
+            from omweso_cam.vision.draw import annotate
+
+            out_dir = Path(args.annotate)
+            out_dir.mkdir(parents=True, exist_ok=True)
+            cv2.imwrite(str(out_dir / (Path(path).stem + ".annotated.jpg")), annotate(image, reading))
+        if reading is not None and crops_writer is not None and reading.grid is not None and reading.counts:
+            import cv2
+
+            from omweso_cam.vision.count import pit_crops
+
+            assert reading.rectified is not None
+            crops = pit_crops(reading.rectified.image, reading.grid, config=reader.config.count)
+            for i, crop in enumerate(crops):
+                name = f"{Path(path).stem}_pit{i:02d}.png"
+                cv2.imwrite(str(Path(args.save_crops) / name), crop)
+                crops_writer.writerow([name, reading.counts[i]])
+    return 0 if failures == 0 else 1
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    import numpy as np
+
+    from omweso_cam.vision.calibration import Calibration, CalibrationError
+    from omweso_cam.vision.count import SeedModelError
+    from omweso_cam.vision.evaluate import find_examples, format_summary, score_reading, summarise
+    from omweso_cam.vision.pipeline import BoardReader, load_image
+
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        return _error(f"{folder} is not a folder")
+    try:
+        reader = _reader(args)
+    except (CalibrationError, SeedModelError) as exc:
+        return _error(str(exc))
+    examples = find_examples(folder)
+    if args.limit:
+        examples = examples[: args.limit]
+    if not examples:
+        return _error(f"no images with ground truth (NAME.json beside NAME.png/.jpg) in {folder}")
+    config = reader.config
+    rows = []
+    for example in examples:
+        image, problem = load_image(str(example.image))
+        if image is None:
+            reading = reader.read(None)
+        elif args.use_truth_corners and example.truth.get("corners_px"):
+            h, w = image.shape[:2]
+            cal = Calibration(np.asarray(example.truth["corners_px"], float), (w, h), method="truth")
+            reading = BoardReader(cal, config=dataclasses.replace(config, check_drift=False),
+                                  seed_model=reader.seed_model).read(image)
+        else:
+            reading = reader.read(image)
+        row = {"image": str(example.image.relative_to(folder)), **score_reading(reading, example.truth)}
+        if problem:
+            row["detail"] = problem
+        rows.append(row)
+    fields = list(dict.fromkeys(k for row in rows for k in row))
+    with open(args.out, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+    summary = summarise(rows)
+    print(format_summary(summary))
+    print(f"per-image results: {args.out}")
+    print("config: " + json.dumps(config.to_dict(), default=str))
     return 0
+
+
+def _load_for_calibration(path: str) -> Any:
+    from omweso_cam.vision.pipeline import ReaderConfig, load_image, prepare_image
+
+    image, problem = load_image(path)
+    if image is None:
+        raise ValueError(f"{path}: {problem}")
+    prepared, scale, problem = prepare_image(image, ReaderConfig())
+    if prepared is None:
+        raise ValueError(f"{path}: {problem}")
+    return image, prepared, scale
+
+
+def cmd_calibrate_board(args: argparse.Namespace) -> int:
+    import cv2
+
+    from omweso_cam.vision.calibration import Calibration
+    from omweso_cam.vision.count import SeedModelError, fit_seed_model, load_seed_model, pit_crops
+    from omweso_cam.vision.grid import fit_grid, lattice_score
+    from omweso_cam.vision.localise import (
+        CornersError,
+        find_board,
+        find_markers,
+        marker_sheet,
+        parse_corners,
+    )
+    from omweso_cam.vision.pipeline import ReaderConfig
+    from omweso_cam.vision.rectify import rectify
+
+    if args.method == "markers" and args.sheet:
+        sheet = marker_sheet()
+        Path(args.sheet).parent.mkdir(parents=True, exist_ok=True)
+        if not cv2.imwrite(args.sheet, sheet):
+            return _error(f"cannot write {args.sheet}")
+        print(f"marker sheet written to {args.sheet} (ids 0..3 = TL, TR, BR, BL corners)")
+        return 0
+    if not args.image or not args.out:
+        return _error("give IMAGE and --out (or --sheet PNG for the marker sheet)")
+    try:
+        original, image, scale = _load_for_calibration(args.image)
+    except ValueError as exc:
+        return _error(str(exc))
+    h, w = original.shape[:2]
+    try:
+        if args.method == "markers":
+            found = find_markers(image)
+            if found is None:
+                return _error("four corner markers (ids 0..3) not found; print the sheet with --sheet")
+        elif args.corners:
+            found = parse_corners(args.corners, image_size=(w, h))
+            found = type(found)(found.corners_px * scale, "manual", 1.0)
+        else:
+            found = find_board(image)
+            if found is None:
+                return _error("no board found; give --corners x,y,x,y,x,y,x,y")
+    except CornersError as exc:
+        return _error(str(exc))
+    config = ReaderConfig()
+    board = rectify(image, found.corners_px, config=config.rectify)
+    grid = fit_grid(board.image, config=config.grid)
+    model = None
+    try:
+        if args.seeds:
+            model = load_seed_model(args.seeds)
+        known = _known_counts(args)
+        if known is not None:
+            crops = pit_crops(board.image, grid, config=config.count)
+            model = fit_seed_model(crops, known, config=config.count, source="known position")
+    except (SeedModelError, ValueError) as exc:
+        return _error(str(exc))
+    corners = found.corners_px / scale
+    calibration = Calibration(corners, (w, h), config.rectify.size_px, grid, model, None, found.method,
+                              round(lattice_score(image, found.corners_px), 3))
+    calibration.save(args.out)
+    print(json.dumps({"out": args.out, "method": found.method,
+                      "corners_px": [[round(float(x), 1), round(float(y), 1)] for x, y in corners],
+                      "pit_radius_px": round(grid.radius_px, 2), "reference_score": calibration.reference_score,
+                      "seed_model": model.to_dict() if model else None}))
+    return 0
+
+
+def _known_counts(args: argparse.Namespace) -> list[int] | None:
+    if getattr(args, "standard", False):
+        return [4] * 8 + [0] * 16 + [4] * 8
+    text = getattr(args, "known_board", None)
+    if not text:
+        return None
+    rows = text.strip().split("/")
+    try:
+        counts = [int(v) for row in rows for v in row.split("-")]
+    except ValueError as exc:
+        raise ValueError(f"--known-board must be R4/R3/R2/R1 of counts like 4-4-4-4-4-4-4-4/...: {text!r}") from exc
+    if len(rows) != 4 or len(counts) != 32:
+        raise ValueError(f"--known-board needs 4 ranks of 8 counts, got {text!r}")
+    return counts
+
+
+def cmd_calibrate_intrinsics(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    import numpy as np
+
+    from omweso_cam.vision.calibration import Calibration, CalibrationError
+    from omweso_cam.vision.intrinsics import IntrinsicsError, calibrate_chessboard
+    from omweso_cam.vision.pipeline import load_image
+
+    try:
+        cols, rows = (int(v) for v in args.pattern.lower().split("x"))
+    except ValueError:
+        return _error(f"--pattern must be COLSxROWS like 9x6, got {args.pattern!r}")
+    images = []
+    for path in args.images:
+        image, problem = load_image(path)
+        if image is None:
+            print(f"{path}: skipped ({problem})", file=sys.stderr)
+            continue
+        images.append(image)
+    try:
+        intrinsics = calibrate_chessboard(images, (cols, rows), square_mm=args.square_mm)
+    except IntrinsicsError as exc:
+        return _error(str(exc))
+    if args.calibration:
+        try:
+            calibration = replace(Calibration.load(args.calibration), intrinsics=intrinsics)
+        except CalibrationError as exc:
+            return _error(str(exc))
+    else:
+        w, h = intrinsics.image_size
+        calibration = Calibration(np.array([[0, 0], [w, 0], [w, h], [0, h]], float), (w, h),
+                                  intrinsics=intrinsics, method="intrinsics-only")
+    calibration.save(args.out)
+    print(json.dumps({"out": args.out, "rms_error_px": round(intrinsics.rms_error_px, 4)}))
+    return 0
+
+
+def _read_crops_csv(path: str, *, need_counts: bool) -> tuple[list[str], Any, list[int] | None, list[str]]:
+    """(paths, canonical crops, counts or None, problems) of a crops CSV."""
+    import numpy as np
+
+    from omweso_cam.vision.count import CountConfig, normalise_crop
+    from omweso_cam.vision.pipeline import load_image
+
+    base = Path(path).parent
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        if reader.fieldnames is None or "path" not in reader.fieldnames:
+            raise ValueError(f"{path}: needs a header with a 'path' column (and 'count')")
+        if need_counts and "count" not in reader.fieldnames:
+            raise ValueError(f"{path}: needs a 'count' column")
+        rows = list(reader)
+    paths, crops, counts, problems = [], [], [], []
+    has_counts = "count" in (rows[0] if rows else {})
+    for line, row in enumerate(rows, start=2):
+        image, problem = load_image(str(base / row["path"]))
+        count: int | None = None
+        if has_counts and (row.get("count") or "").strip():
+            try:
+                count = int(row["count"])
+            except ValueError:
+                problems.append(f"line {line}: count {row['count']!r} is not a whole number")
+                continue
+        if image is None:
+            problems.append(f"line {line}: {row['path']}: {problem}")
+            continue
+        try:
+            crops.append(normalise_crop(image, config=CountConfig()))
+        except ValueError as exc:
+            problems.append(f"line {line}: {row['path']}: {exc}")
+            continue
+        paths.append(row["path"])
+        counts.append(count)
+    all_counts = None if any(c is None for c in counts) or not counts else [int(c) for c in counts if c is not None]
+    stack = np.stack(crops) if crops else np.zeros((0, CountConfig().crop_px, CountConfig().crop_px, 3), np.uint8)
+    return paths, stack, all_counts, problems
+
+
+def cmd_calibrate_seeds(args: argparse.Namespace) -> int:
+    from omweso_cam.vision.count import SeedModelError, fit_seed_model, save_seed_model
+
+    try:
+        paths, crops, counts, problems = _read_crops_csv(args.examples, need_counts=True)
+    except (OSError, ValueError) as exc:
+        return _error(str(exc))
+    for problem in problems:
+        print(f"{args.examples}: {problem}", file=sys.stderr)
+    if counts is None or not paths:
+        return _error("no usable labelled crops")
+    try:
+        model = fit_seed_model(crops, counts)
+    except SeedModelError as exc:
+        return _error(str(exc))
+    save_seed_model(model, args.out)
+    print(json.dumps({"out": args.out, "examples": len(paths), "skipped": len(problems), **model.to_dict()}))
+    return 0
+
+
+def cmd_count_crops(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from omweso_cam.vision.count import SeedModelError, count_crops, load_seed_model
+
+    try:
+        model = load_seed_model(args.model)
+        paths, crops, counts, problems = _read_crops_csv(args.predict, need_counts=False)
+    except (OSError, ValueError, SeedModelError) as exc:
+        return _error(str(exc))
+    for problem in problems:
+        print(f"{args.predict}: {problem}", file=sys.stderr)
+    if not paths:
+        return _error("no readable crops")
+    result = count_crops(crops, model=model)
+    probs = result.probabilities
+    for i, path in enumerate(paths):
+        n = result.counts[i]
+        record = {"path": path, "count": n, "confidence": round(float(probs[i, n]), 4),
+                  "estimate": round(float(result.estimates[i]), 2)}
+        if counts is not None:
+            record["truth"] = counts[i]
+        print(json.dumps(record) if args.json else f"{path}: {n} (p={record['confidence']})")
+    if counts is not None:
+        truth = np.array(counts)
+        read = np.array(result.counts)
+        print(f"exact {np.mean(truth == read):.1%}, within 1 {np.mean(np.abs(truth - read) <= 1):.1%} "
+              f"of {len(truth)} crops", file=sys.stderr)
+    return 0 if not problems else 1

@@ -428,3 +428,37 @@ def fit_seed_model(crops_bgr: np.ndarray, counts: list[int] | np.ndarray, *,
         rel = np.abs(resid[big]) / counts[big]
         growth = float(np.clip(np.sqrt(np.mean(rel**2)), 0.03, 0.5))
     return replace(model, sigma_seeds=sigma_seeds, sigma_growth=growth)
+
+
+# --------------------------------------------------------------------------- files
+
+SEED_MODEL_FORMAT = "omweso-cam-seed-model"
+SEED_MODEL_VERSION = 1
+
+
+def save_seed_model(model: SeedModel, path: str) -> None:
+    """Write a seed model as versioned JSON."""
+    import json
+
+    data = {"format": SEED_MODEL_FORMAT, "version": SEED_MODEL_VERSION, **model.to_dict()}
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2)
+        fh.write("\n")
+
+
+def load_seed_model(path: str) -> SeedModel:
+    """Read a seed model JSON (a bare one, or the ``seed_model`` of a calibration file)."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SeedModelError(f"cannot read seed model {path}: {exc}") from exc
+    if isinstance(data, dict) and isinstance(data.get("seed_model"), dict):
+        data = data["seed_model"]
+    elif not isinstance(data, dict) or data.get("format") != SEED_MODEL_FORMAT:
+        raise SeedModelError(f"{path} is not an omweso-cam seed model (format {SEED_MODEL_FORMAT!r})")
+    elif data.get("version") != SEED_MODEL_VERSION:
+        raise SeedModelError(f"unsupported seed model version {data.get('version')!r}")
+    return SeedModel.from_dict(data)

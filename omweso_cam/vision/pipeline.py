@@ -108,14 +108,19 @@ def prepare_image(image: np.ndarray | None, config: ReaderConfig) -> tuple[np.nd
 class BoardReader:
     """Reads boards from frames; keeps what it learnt (grid, moved calibration) between frames."""
 
-    def __init__(self, calibration: Calibration | None = None, *, config: ReaderConfig = ReaderConfig()) -> None:
+    def __init__(self, calibration: Calibration | None = None, *, config: ReaderConfig = ReaderConfig(),
+                 seed_model: SeedModel | None = None) -> None:
         self.calibration = calibration
         self.config = config
+        self._seed_model = seed_model
         self._undistort_maps: tuple[tuple[int, int], np.ndarray, np.ndarray] | None = None
         self._grid_cache: dict[tuple[float, ...], PitGrid] = {}
 
     @property
     def seed_model(self) -> SeedModel:
+        """The seed model in use: given explicitly, else the calibration's, else the default."""
+        if self._seed_model is not None:
+            return self._seed_model
         if self.calibration is not None and self.calibration.seed_model is not None:
             return self.calibration.seed_model
         return SeedModel()
@@ -225,3 +230,61 @@ class BoardReader:
             patch = diff[max(0, yi - half) : min(h, yi + half + 1), max(0, xi - half) : min(w, xi + half + 1)]
             values.append(float(np.median(patch)) if patch.size else 0.0)
         return float(np.mean(np.array(values) > self.config.gap_foreign_distance))
+
+
+# --------------------------------------------------------------------------- files
+
+#: Files bigger than this are not decoded (bounded memory and time per image).
+MAX_FILE_BYTES = 200 * 1024 * 1024
+#: Decoded images with more pixels than this are refused before decoding when the header says so.
+MAX_PIXELS = 120_000_000
+
+
+def _header_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) from a PNG or JPEG header, without decoding; None if unknown."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24:
+        return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    if data[:2] == b"\xff\xd8":
+        i = 2
+        while i + 9 < len(data):
+            if data[i] != 0xFF:
+                return None
+            marker = data[i + 1]
+            length = int.from_bytes(data[i + 2 : i + 4], "big")
+            if marker in (0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF):
+                return int.from_bytes(data[i + 7 : i + 9], "big"), int.from_bytes(data[i + 5 : i + 7], "big")
+            i += 2 + length
+    return None
+
+
+def load_image(path: str) -> tuple[np.ndarray | None, str]:
+    """(image as decoded, problem): never raises for bad files; problem is "" when it loaded.
+
+    Huge JPEGs are decoded at reduced resolution (the pipeline downscales anyway).
+    """
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        return None, f"cannot read file: {exc.strerror or exc}"
+    if not data:
+        return None, "empty file"
+    if len(data) > MAX_FILE_BYTES:
+        return None, f"file larger than {MAX_FILE_BYTES // (1024 * 1024)} MB"
+    flags = cv2.IMREAD_UNCHANGED
+    size = _header_size(data)
+    if size is not None:
+        pixels = size[0] * size[1]
+        if pixels > 4 * MAX_PIXELS or pixels == 0:
+            return None, f"image of {size[0]}x{size[1]} pixels refused"
+        if pixels > MAX_PIXELS:
+            if data[:2] != b"\xff\xd8":
+                return None, f"image of {size[0]}x{size[1]} pixels refused"
+            flags = cv2.IMREAD_REDUCED_COLOR_4
+    try:
+        image = cv2.imdecode(np.frombuffer(data, np.uint8), flags)
+    except cv2.error as exc:
+        return None, f"cannot decode image: {exc.err}"
+    if image is None:
+        return None, "not a readable image (corrupt, truncated or unknown format)"
+    return image, ""

@@ -1,0 +1,139 @@
+"""Evaluate: compare readings with ground truth (per image and in summary), for `omweso-cam evaluate` and benchmarks.
+
+Ground truth is a JSON file beside each image (``NAME.json`` for ``NAME.png``)
+holding at least ``status`` (``ok``/``occluded``/``no_board``) and, for boards,
+``counts`` (32, image order) and ``corners_px`` (TL, TR, BR, BL).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from omweso_cam.vision.pipeline import Reading
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff")
+STAGES = ("prepare", "localise", "rectify", "grid", "count", "total")
+
+
+@dataclass(frozen=True)
+class Example:
+    image: Path
+    truth: dict[str, Any]
+
+
+def find_examples(folder: Path) -> list[Example]:
+    """Every image in ``folder`` (recursively) that has a truth JSON beside it, sorted."""
+    examples = []
+    for path in sorted(folder.rglob("*")):
+        if path.suffix.lower() not in IMAGE_SUFFIXES:
+            continue
+        truth_path = path.with_suffix(".json")
+        if not truth_path.exists():
+            continue
+        try:
+            truth = json.loads(truth_path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        if isinstance(truth, dict) and "status" in truth:
+            examples.append(Example(path, truth))
+    return examples
+
+
+def score_reading(reading: Reading, truth: dict[str, Any]) -> dict[str, Any]:
+    """One CSV row: status, corner error, count errors by heap size, stage timings."""
+    row: dict[str, Any] = {"truth_status": truth.get("status"), "status": reading.status}
+    has_board = truth.get("status") != "no_board" and truth.get("corners_px") is not None
+    row["board_expected"] = has_board
+    row["board_found"] = reading.corners_px is not None
+    row["corner_error_frac"] = ""
+    if has_board and reading.corners_px is not None:
+        true_c = np.asarray(truth["corners_px"], np.float64)
+        diag = float(np.linalg.norm(true_c[2] - true_c[0]) + np.linalg.norm(true_c[3] - true_c[1])) / 2
+        err = float(np.max(np.linalg.norm(reading.corners_px - true_c, axis=1))) / diag
+        row["corner_error_frac"] = round(err, 5)
+    counts = truth.get("counts")
+    row.update(pits_scored=0, pits_wrong=0, pits_off_by_more_than_1=0, abs_error_sum=0)
+    for lo, hi in ((0, 6), (7, 12), (13, 64)):
+        row[f"pits_{lo}_{hi}"] = 0
+        row[f"exact_{lo}_{hi}"] = 0
+        row[f"within1_{lo}_{hi}"] = 0
+    if counts is not None and reading.counts is not None and truth.get("status") == "ok":
+        for true_n, read_n in zip(counts, reading.counts, strict=True):
+            diff = abs(int(true_n) - int(read_n))
+            row["pits_scored"] += 1
+            row["pits_wrong"] += diff > 0
+            row["pits_off_by_more_than_1"] += diff > 1
+            row["abs_error_sum"] += diff
+            for lo, hi in ((0, 6), (7, 12), (13, 64)):
+                if lo <= true_n <= hi:
+                    row[f"pits_{lo}_{hi}"] += 1
+                    row[f"exact_{lo}_{hi}"] += diff == 0
+                    row[f"within1_{lo}_{hi}"] += diff <= 1
+    for stage in STAGES:
+        row[f"ms_{stage}"] = reading.timings_ms.get(stage, "")
+    return row
+
+
+def _pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) if values else float("nan")
+
+
+def summarise(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Totals over per-image rows (see :func:`score_reading`)."""
+    rows = list(rows)
+    out: dict[str, Any] = {"images": len(rows)}
+    boards = [r for r in rows if r["board_expected"]]
+    out["boards"] = len(boards)
+    out["boards_found"] = sum(1 for r in boards if r["board_found"])
+    errors = [float(r["corner_error_frac"]) for r in boards if r["corner_error_frac"] != ""]
+    out["corner_error_median"] = statistics.median(errors) if errors else float("nan")
+    out["corner_error_max"] = max(errors) if errors else float("nan")
+    out["corners_within_1pct"] = sum(1 for e in errors if e <= 0.01)
+    empty = [r for r in rows if not r["board_expected"]]
+    out["no_board_images"] = len(empty)
+    out["no_board_said"] = sum(1 for r in empty if r["status"] == "no_board")
+    occluded = [r for r in rows if r["truth_status"] == "occluded"]
+    out["occluded_images"] = len(occluded)
+    out["occluded_said"] = sum(1 for r in occluded if r["status"] == "occluded")
+    clear = [r for r in rows if r["truth_status"] == "ok"]
+    out["clear_images"] = len(clear)
+    out["clear_read_ok"] = sum(1 for r in clear if r["status"] == "ok")
+    for lo, hi in ((0, 6), (7, 12), (13, 64)):
+        n = sum(r[f"pits_{lo}_{hi}"] for r in rows)
+        out[f"pits_{lo}_{hi}"] = n
+        out[f"exact_{lo}_{hi}"] = sum(r[f"exact_{lo}_{hi}"] for r in rows) / n if n else float("nan")
+        out[f"within1_{lo}_{hi}"] = sum(r[f"within1_{lo}_{hi}"] for r in rows) / n if n else float("nan")
+    scored = sum(r["pits_scored"] for r in rows)
+    out["pits_scored"] = scored
+    out["pits_exact"] = (scored - sum(r["pits_wrong"] for r in rows)) / scored if scored else float("nan")
+    for stage in STAGES:
+        values = [float(r[f"ms_{stage}"]) for r in rows if r[f"ms_{stage}"] != ""]
+        out[f"ms_{stage}_median"] = _pct(values, 50)
+        out[f"ms_{stage}_p95"] = _pct(values, 95)
+    return out
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    """Human-readable lines of a summary."""
+    s = summary
+    lines = [
+        f"images {s['images']}: boards found {s['boards_found']}/{s['boards']}, "
+        f"corners within 1% of diagonal {s['corners_within_1pct']}/{s['boards_found']} "
+        f"(median {s['corner_error_median']:.4f}, max {s['corner_error_max']:.4f})",
+        f"no-board images said no_board {s['no_board_said']}/{s['no_board_images']}; "
+        f"occluded said occluded {s['occluded_said']}/{s['occluded_images']}; "
+        f"clear boards read ok {s['clear_read_ok']}/{s['clear_images']}",
+    ]
+    for lo, hi in ((0, 6), (7, 12), (13, 64)):
+        lines.append(f"pits holding {lo}-{hi}: {s[f'pits_{lo}_{hi}']}, exact {s[f'exact_{lo}_{hi}']:.1%}, "
+                     f"within 1 {s[f'within1_{lo}_{hi}']:.1%}")
+    lines.append("ms median/p95: " + ", ".join(
+        f"{stage} {s[f'ms_{stage}_median']:.1f}/{s[f'ms_{stage}_p95']:.1f}" for stage in STAGES))
+    return "\n".join(lines)
