@@ -15,8 +15,9 @@ BOUNDARY = "omweso-frame"
 
 
 def _part(jpeg: bytes) -> bytes:
-    head = f"--{BOUNDARY}\r\nContent-Type: image/jpeg\r\nContent-Length: {len(jpeg)}\r\n\r\n"
-    return head.encode("ascii") + jpeg + b"\r\n"
+    """One frame, followed by the next boundary: browsers show a part once its end is known."""
+    head = f"Content-Type: image/jpeg\r\nContent-Length: {len(jpeg)}\r\n\r\n"
+    return head.encode("ascii") + jpeg + f"\r\n--{BOUNDARY}\r\n".encode("ascii")
 
 
 @bp.get("/stream.mjpg")
@@ -37,6 +38,7 @@ def stream() -> Response:
 
     def generate() -> Iterator[bytes]:
         try:
+            yield f"--{BOUNDARY}\r\n".encode("ascii")
             last: bytes | None = None
             since_sent_s = 0.0
             while not context.shutdown.is_set():

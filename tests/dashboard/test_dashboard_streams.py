@@ -97,12 +97,14 @@ def test_shutdown_ends_open_streams(app: Flask, client: FlaskClient) -> None:
 
 
 def mjpeg_parts(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """The JPEGs of a multipart stream: a boundary first, then each part ends with the next boundary."""
+    assert next(chunks) == b"--omweso-frame\r\n"
     for chunk in chunks:
         head, _, rest = chunk.partition(b"\r\n\r\n")
-        assert head.startswith(b"--omweso-frame\r\nContent-Type: image/jpeg\r\nContent-Length: ")
+        assert head.startswith(b"Content-Type: image/jpeg\r\nContent-Length: ")
         length = int(head.rsplit(b" ", 1)[1])
-        assert rest.endswith(b"\r\n") and len(rest) == length + 2
-        yield rest[:-2]
+        assert rest.endswith(b"\r\n--omweso-frame\r\n") and len(rest) == length + len(b"\r\n--omweso-frame\r\n")
+        yield rest[:length]
 
 
 def test_mjpeg_stream_sends_new_frames(client: FlaskClient, session: FakeSession) -> None:

@@ -1,0 +1,249 @@
+"""Real browser tests: headless Debian Chromium via Playwright against the app served by waitress.
+
+Screenshots of the main pages are written to ``artifacts/screenshots/``.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REFEREE_TOKEN, STANDARD, FakeSession
+from flask import Flask
+
+from omweso_cam.dashboard import create_app
+from omweso_cam.dashboard.server import DashboardServer, ServerConfig
+from omweso_cam.rules import Move, Position, RuleSet, apply_move
+from omweso_cam.store import MatchRepository
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+TIMEOUT_MS = 5000
+#: Console errors that are expected: refused requests the tests make on purpose.
+IGNORED_CONSOLE = re.compile(r"status of 40[34]")
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists() and not shutil.which("chromium"),
+                       reason="Debian chromium is not installed (apt-get install chromium)"),
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    executable = str(CHROMIUM) if CHROMIUM.exists() else shutil.which("chromium")
+    with sync_api.sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def live_server(session: FakeSession) -> Iterator[str]:
+    app: Flask = create_app({"REFEREE_TOKEN": REFEREE_TOKEN, "SSE_KEEPALIVE_S": 1.0,
+                             "STREAM_POLL_S": 0.1}, session=session)
+    server = DashboardServer(app, ServerConfig(port=0, threads=24, reserved_threads=4))
+    thread = server.start_in_thread()
+    yield server.url.rstrip("/")
+    server.stop()
+    thread.join(10)
+
+
+@pytest.fixture
+def page(browser: Any, live_server: str) -> Iterator[Any]:
+    """A fresh browser tab; closed before the server stops (so no reconnect errors)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" and not IGNORED_CONSOLE.search(msg.text) else None)
+    yield page
+    context.close()
+    assert not errors, f"browser errors: {errors}"
+
+
+def screenshot(page: Any, name: str, **options: Any) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), **options)
+
+
+def wait_for(predicate: Callable[[], bool], what: str, timeout_s: float = TIMEOUT_MS / 1000) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def wait_js(page: Any, expression: str) -> None:
+    """Poll a JavaScript expression until it is true (Playwright's wait_for_function evals in the
+    page, which the dashboard's CSP rightly forbids)."""
+    wait_for(lambda: bool(page.evaluate(expression)), expression)
+
+
+def pit_count(page: Any, container: str, square: str) -> str:
+    return str(page.text_content(f'{container} g.pit[data-square="{square}"] text.count'))
+
+
+def test_live_page_shows_the_board_and_follows_a_move(page: Any, live_server: str, session: FakeSession) -> None:
+    page.goto(f"{live_server}/?token={REFEREE_TOKEN}", wait_until="domcontentloaded")
+    page.wait_for_selector("#board svg")
+    assert pit_count(page, "#board", "a1") == "4" and pit_count(page, "#board", "a2") == "0"
+    wait_js(page, "document.getElementById('video').naturalWidth === 64")  # the MJPEG stream shows
+    assert "token" not in page.url, "the token is removed from the address bar"
+    wait_js(page, "document.getElementById('role').textContent === 'referee'")
+    wait_js(page, "document.getElementById('connection').textContent === 'live'")
+    assert page.text_content("#name-S") == "Alice" and page.text_content("#name-N") == "Bongo"
+
+    session.publish_move()
+    wait_js(page,
+        "document.querySelector('#board g.pit[data-square=\"e1\"] text.count').textContent === '0'")
+    assert pit_count(page, "#board", "b1") == "5" and pit_count(page, "#board", "g2") == "1"
+    assert page.text_content("#moves li") == "S a1"
+    assert "Bongo (N) to move" in str(page.text_content("#turn"))
+    assert page.locator("#last-move table.laps tbody tr").count() == 2
+
+    session.set_progress()
+    page.wait_for_selector("#in-progress:not([hidden])")
+    assert "sowing e2" in str(page.text_content("#in-progress"))
+    assert "next: f2 g2 h2" in str(page.text_content("#in-progress"))
+    page.wait_for_selector('#board g.pit.current[data-square="e2"]')
+    assert page.locator("#board g.pit.next").count() == 3
+    screenshot(page, "live")
+
+
+def test_alarm_appears_and_clears_after_board_restored(page: Any, live_server: str, session: FakeSession) -> None:
+    page.goto(f"{live_server}/?token={REFEREE_TOKEN}", wait_until="domcontentloaded")
+    wait_js(page, "document.getElementById('role').textContent === 'referee'")
+    assert page.is_hidden("#alarm")
+    session.raise_alarm()
+    page.wait_for_selector("#alarm", state="visible")
+    assert "ILLEGAL SOWING" in str(page.text_content("#alarm h1"))
+    assert "lap 2, pit e2" in str(page.text_content("#alarm-summary"))
+    for board in ("#alarm-observed", "#alarm-expected"):
+        assert page.locator(f"{board} g.pit.differs").count() == 2
+        assert page.locator(f'{board} g.pit.differs[data-square="c2"]').count() == 1
+    assert pit_count(page, "#alarm-observed", "c2") == "1" and pit_count(page, "#alarm-expected", "c2") == "0"
+    assert "b1" in str(page.text_content("#alarm-closest"))
+    box = page.locator("#alarm").bounding_box()
+    assert box["width"] >= 1200, "the alarm banner spans the page"
+    screenshot(page, "alarm")
+
+    page.click("#btn-restored")
+    page.wait_for_selector("#alarm", state="hidden")
+    assert ("board_restored", None) in session.calls
+
+
+def test_viewer_without_token_cannot_act(page: Any, live_server: str, session: FakeSession) -> None:
+    session.raise_alarm()
+    page.goto(f"{live_server}/", wait_until="domcontentloaded")
+    page.wait_for_selector("#alarm", state="visible")
+    wait_js(page, "document.body.classList.contains('viewer')")
+    assert page.is_hidden("#btn-restored") and page.is_visible("#alarm .viewer-only")
+    status = page.evaluate(
+        "fetch('/api/alarm/board-restored', {method: 'POST', headers: {'Content-Type': 'application/json'},"
+        " body: '{}'}).then(r => r.status)")
+    assert status == 403 and session.calls == []
+
+
+def test_correct_a_pit_from_the_alarm(page: Any, live_server: str, session: FakeSession) -> None:
+    session.raise_alarm()
+    page.goto(f"{live_server}/?token={REFEREE_TOKEN}", wait_until="domcontentloaded")
+    page.wait_for_selector("#btn-restored", state="visible")
+    page.fill("#correct-square", "c2")
+    page.fill("#correct-count", "1")
+    page.click("#form-correct button[type=submit]")
+    wait_for(lambda: ("correct_pit", ("c2", 1)) in session.calls, "correct_pit")
+
+
+def test_calibration_clicks_are_saved(page: Any, live_server: str, session: FakeSession) -> None:
+    page.goto(f"{live_server}/calibration?token={REFEREE_TOKEN}", wait_until="domcontentloaded")
+    wait_js(page, "document.getElementById('calib-image').naturalWidth > 0")
+    wait_js(page, "document.getElementById('role').textContent === 'referee'")
+    natural = page.evaluate("[document.getElementById('calib-image').naturalWidth,"
+                            " document.getElementById('calib-image').naturalHeight]")
+    fractions = [(0.1, 0.1), (0.9, 0.15), (0.85, 0.9), (0.12, 0.88)]  # TL, TR, BR, BL
+    assert page.is_disabled("#btn-save")
+    for fx, fy in fractions:
+        box = page.locator("#calib-image").bounding_box()
+        page.mouse.click(box["x"] + fx * box["width"], box["y"] + fy * box["height"])
+    assert page.locator("#calib-overlay circle").count() == 4
+    screenshot(page, "calibration")
+    page.click("#btn-save")
+    wait_for(lambda: session.calibration is not None, "set_calibration")
+    assert session.calibration is not None
+    for (x, y), (fx, fy) in zip(session.calibration, fractions, strict=True):
+        assert abs(x - fx * natural[0]) <= 1.0 and abs(y - fy * natural[1]) <= 1.0
+
+
+def test_overlay_is_transparent_and_live(page: Any, live_server: str, session: FakeSession) -> None:
+    page.goto(f"{live_server}/overlay", wait_until="domcontentloaded")
+    page.wait_for_selector("#board svg")
+    for selector in ("html", "body"):
+        colour = page.evaluate(f"getComputedStyle(document.querySelector('{selector}')).backgroundColor")
+        assert colour == "rgba(0, 0, 0, 0)", f"{selector} background is {colour}"
+    session.set_progress()
+    page.wait_for_selector("#in-progress:not([hidden])")
+    assert "sowing e2" in str(page.text_content("#in-progress"))
+    session.publish_move()
+    wait_js(page, "document.getElementById('last-move').textContent === 'S a1'")
+    screenshot(page, "overlay", omit_background=True)
+
+
+def test_setup_page_starts_a_match_and_confirms_the_setup(page: Any, live_server: str,
+                                                          session: FakeSession) -> None:
+    page.goto(f"{live_server}/setup?token={REFEREE_TOKEN}", wait_until="domcontentloaded")
+    wait_js(page, "document.getElementById('role').textContent === 'referee'")
+    page.fill("input[name=south]", "Kato")
+    page.fill("input[name=north]", "Nakato")
+    page.select_option("select[name=mode]", "contract")
+    page.select_option("select[name=first]", "N")
+    page.click("#form-match button[type=submit]")
+    wait_for(lambda: any(name == "new_match" for name, _ in session.calls), "new_match")
+    assert session.calls[0][1] == {"south": "Kato", "north": "Nakato", "rules": "seed", "options": {},
+                                   "mode": "contract", "first": "N"}
+    wait_js(page, "document.getElementById('setup-phase').textContent === 'setup'")
+    assert page.input_value('input[name="a1"]') == "4"
+    page.fill('input[name="a1"]', "6")
+    page.fill('input[name="b1"]', "2")
+    screenshot(page, "setup")
+    page.click("#form-setup button[type=submit]")
+    wait_for(lambda: any(name == "confirm_setup" for name, _ in session.calls), "confirm_setup")
+    expected = STANDARD.replace("/4,4,4,4,4,4,4,4 S", "/6,2,4,4,4,4,4,4 N")
+    assert session.calls[-1] == ("confirm_setup", expected)
+
+
+def test_records_replay_a_game(page: Any, live_server: str, repository: MatchRepository) -> None:
+    rules = RuleSet.preset("seed")
+    match_id = repository.create_match(south="Alice", north="Bongo")
+    position = Position.standard()
+    game_id = repository.start_game(match_id, number=1, rules="seed", initial=position.notation())
+    for n, text in enumerate(["a1", "h4"], start=1):
+        side = position.side_to_move.value
+        position = apply_move(position, Move.parse(text), rules).position
+        repository.add_ply(game_id, n=n, move=text, side=side, after=position.notation())
+    page.goto(f"{live_server}/records", wait_until="domcontentloaded")
+    page.click(f'a[data-game-id="{game_id}"]')
+    page.wait_for_selector("#replay-board svg")
+    assert page.text_content("#ply-label") == "ply 2: N h4"
+    page.click("#btn-prev")
+    assert page.text_content("#ply-label") == "ply 1: S a1"
+    assert pit_count(page, "#replay-board", "b1") == "5"
+    page.click("#btn-first")
+    assert page.text_content("#ply-label") == "set-up"
+    assert pit_count(page, "#replay-board", "b1") == "4"
+    assert page.get_attribute("#export-json", "href") == f"/api/games/{game_id}/export?fmt=json"
+    screenshot(page, "records")
