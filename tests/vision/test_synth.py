@@ -1,0 +1,216 @@
+"""The renderer of synthetic boards: deterministic, and its ground truth is where it drew."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from omweso_cam.vision.synth import BoardRenderer, Scene, Truth, board_notation, render_board
+
+SMALL = (480, 270)
+STANDARD = (4,) * 8 + (0,) * 16 + (4,) * 8
+MID_GAME = (0, 3, 1, 20, 0, 2, 5, 1, 0, 0, 4, 1, 0, 0, 2, 0, 1, 1, 0, 7, 2, 0, 0, 3, 2, 0, 1, 1, 0, 3, 2, 2)
+
+
+def _scene(seed: int, **overrides: object) -> Scene:
+    return Scene.random(np.random.default_rng(seed), **{"image_size_px": SMALL, **overrides})
+
+
+def _gray(image: np.ndarray) -> np.ndarray:
+    return cv2.cvtColor(image, cv2.COLOR_BGR2GRAY).astype(np.float32)
+
+
+def _disc_mean(gray: np.ndarray, x: float, y: float, r: float) -> float:
+    h, w = gray.shape
+    yy, xx = np.mgrid[0:h, 0:w]
+    disc = (xx - x) ** 2 + (yy - y) ** 2 <= r * r
+    assert disc.any(), f"disc at ({x:.1f}, {y:.1f}) r={r:.1f} is outside the image"
+    return float(gray[disc].mean())
+
+
+def test_mid_game_fixture_has_64_seeds() -> None:
+    assert sum(MID_GAME) == 64
+
+
+def test_same_scene_and_seed_give_the_same_image() -> None:
+    scene = _scene(3, hand=True)
+    a, ta = render_board(MID_GAME, scene=scene, rng=np.random.default_rng(11))
+    b, tb = render_board(MID_GAME, scene=scene, rng=np.random.default_rng(11))
+    c, _ = render_board(MID_GAME, scene=scene, rng=np.random.default_rng(12))
+    assert a.shape == (SMALL[1], SMALL[0], 3) and a.dtype == np.uint8
+    assert np.array_equal(a, b)
+    assert ta == tb
+    assert not np.array_equal(a, c), "a different rng must change seeds/noise"
+
+
+def test_scene_random_is_deterministic_and_wide() -> None:
+    s1 = Scene.random(np.random.default_rng(5))
+    s2 = Scene.random(np.random.default_rng(5))
+    assert s1 == s2
+    scenes = [Scene.random(np.random.default_rng(i)) for i in range(60)]
+    assert len({s.seed_palette for s in scenes}) >= 3
+    assert len({s.background for s in scenes}) >= 3
+    assert max(s.tilt_deg for s in scenes) > 25 and min(s.tilt_deg for s in scenes) < 5
+    fills = [s.board_fill for s in scenes]
+    assert min(fills) < 0.5 and max(fills) > 0.85
+    unseen = {Scene.random(np.random.default_rng(i), style="unseen").seed_palette for i in range(30)}
+    assert unseen.isdisjoint({s.seed_palette for s in scenes})
+
+
+def test_truth_counts_match_the_position() -> None:
+    _image, truth = render_board(MID_GAME, scene=_scene(4), rng=np.random.default_rng(0))
+    assert truth.counts == MID_GAME
+    assert truth.position == board_notation(MID_GAME)
+    assert truth.position.split("/")[0] == "0,3,1,20,0,2,5,1"
+    assert len(truth.pit_centers_px or ()) == 32 and len(truth.corners_px or ()) == 4
+    assert truth.status == "ok"
+
+
+def test_truth_carries_the_rules_notation_of_a_position() -> None:
+    rules = pytest.importorskip("omweso_cam.rules")
+    position = rules.Position.standard()
+    _, truth = render_board(position, scene=_scene(6), rng=np.random.default_rng(0))
+    assert truth.position == position.notation()
+    assert truth.counts == tuple(position.board)
+
+
+@pytest.mark.parametrize("seed, tilt", [(21, 0.0), (22, 18.0), (23, 33.0)])
+def test_pit_centres_are_darker_bowls_than_the_board_between_them(seed: int, tilt: float) -> None:
+    # Empty pits: the bowl at every truth centre must be darker than the flat board halfway
+    # to the next pit. Truth shifted by half a pit pitch would land on the board and fail.
+    scene = _scene(
+        seed, tilt_deg=tilt, cast_shadow=0.0, light_gradient=0.0, vignetting=0.0, hand=False,
+        light_elevation_deg=60.0, board_gloss=0.0, pit_tint=0.8, distortion_k1=-0.15,
+        board_fill=0.9, image_size_px=(640, 360),
+    )
+    image, truth = render_board((0,) * 32, scene=scene, rng=np.random.default_rng(1))
+    gray = _gray(image)
+    centres = np.array(truth.pit_centers_px)
+    radii = np.array(truth.pit_radius_px)
+    for i in range(32):
+        j = i + 1 if i % 8 < 7 else i - 1
+        mid = (centres[i] + centres[j]) / 2
+        r = 0.25 * radii[i]
+        inside = _disc_mean(gray, *centres[i], r)
+        between = _disc_mean(gray, *mid, max(1.0, 0.12 * radii[i]))
+        assert inside < between - 3, f"pit {i}: centre {inside:.1f} vs board {between:.1f}"
+
+
+def test_pit_centres_follow_the_grid_order() -> None:
+    _, truth = render_board(STANDARD, scene=_scene(8, roll_deg=0.0, tilt_deg=10.0), rng=np.random.default_rng(0))
+    c = np.array(truth.pit_centers_px).reshape(4, 8, 2)
+    assert (np.diff(c[:, :, 0], axis=1) > 0).all(), "files a..h run left to right"
+    assert (np.diff(c[:, :, 1], axis=0) > 0).all(), "ranks 4..1 run top to bottom"
+    corners = np.array(truth.corners_px)
+    assert corners[0, 0] < c[0, 0, 0] and corners[0, 1] < c[0, 0, 1]  # TL beyond a4
+    assert corners[2, 0] > c[3, 7, 0] and corners[2, 1] > c[3, 7, 1]  # BR beyond h1
+
+
+@pytest.mark.parametrize("tilt", [0.0, 25.0])
+def test_corners_land_on_the_board_edge(tilt: float) -> None:
+    scene = _scene(
+        31, tilt_deg=tilt, wood_rgb=(225, 195, 150), background="plain", background_rgb=(25, 45, 30),
+        corner_radius_mm=0.0, cast_shadow=0.0, light_gradient=0.0, vignetting=0.0, clutter_count=0,
+        hand=False, exposure=1.0, image_size_px=(640, 360),
+    )
+    image, truth = render_board(STANDARD, scene=scene, rng=np.random.default_rng(2))
+    gray = _gray(image)
+    corners = np.array(truth.corners_px)
+    centre = corners.mean(axis=0)
+    for k, corner in enumerate(corners):
+        towards = (centre - corner) / np.linalg.norm(centre - corner)
+        inside = _disc_mean(gray, *(corner + towards * 7), 2.0)
+        assert inside > 90, f"corner {k}: {inside:.0f} just inside should be pale board"
+        if tilt == 0.0 or k in (0, 1):  # from the South, the near corners show the side face
+            outside = _disc_mean(gray, *(corner - towards * 7), 2.0)
+            assert outside < 60, f"corner {k}: {outside:.0f} just outside should be dark table"
+
+
+def test_no_board_image_has_no_board() -> None:
+    scene = _scene(41, hand=False, cast_shadow=0.0)
+    with_board, truth_b = render_board(STANDARD, scene=scene, rng=np.random.default_rng(3))
+    empty, truth = render_board(None, scene=scene, rng=np.random.default_rng(3))
+    assert truth.status == "no_board"
+    assert truth.counts is None and truth.corners_px is None and truth.pit_centers_px is None
+    quad = np.array(truth_b.corners_px, dtype=np.float32)
+    inside = np.zeros(empty.shape[:2], np.uint8)
+    cv2.fillConvexPoly(inside, quad.astype(np.int32), 1)
+    near = cv2.dilate(inside, np.ones((61, 61), np.uint8))  # board shadow and side faces
+    diff = np.abs(_gray(empty) - _gray(with_board))
+    assert diff[near == 0].mean() < 6, "the table away from the board is the same table"
+    assert diff[inside == 1].mean() > 15, "where the board was drawn, the empty table shows"
+    assert render_board(STANDARD, scene=scene.with_(has_board=False), rng=np.random.default_rng(3))[1].status == "no_board"
+
+
+def test_hand_occludes_and_is_reported() -> None:
+    scene = _scene(51, hand=True, hand_target=(0.0, 0.0), hand_height_mm=40.0, hand_from="south")
+    image, truth = render_board(MID_GAME, scene=scene, rng=np.random.default_rng(4))
+    assert truth.hand_visible
+    occ = np.array(truth.pit_occlusion)
+    assert occ.max() > 0.5
+    assert truth.status == "occluded"
+    clear, truth_clear = render_board(MID_GAME, scene=scene.with_(hand=False), rng=np.random.default_rng(4))
+    assert truth_clear.status == "ok" and max(truth_clear.pit_occlusion or (1,)) == 0.0
+    # the covered pit really looks different with the hand there
+    i = int(np.argmax(occ))
+    x, y = truth.pit_centers_px[i]
+    r = truth.pit_radius_px[i] * 0.5
+    assert abs(_disc_mean(_gray(image), x, y, r) - _disc_mean(_gray(clear), x, y, r)) > 5
+
+
+def test_truth_json_round_trips(tmp_path: Path) -> None:
+    _, truth = render_board(MID_GAME, scene=_scene(61, hand=True), rng=np.random.default_rng(0))
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(truth.to_json()))
+    again = Truth.from_json(json.loads(path.read_text()))
+    assert again.counts == truth.counts and again.status == truth.status
+    assert np.allclose(np.array(again.pit_centers_px), np.array(truth.pit_centers_px), atol=0.01)
+
+
+def test_kept_layout_moves_only_changed_pits() -> None:
+    scene = _scene(71, hand=False, noise_sigma=0.0, jpeg_quality=0, focus_blur_px=0.0, motion_blur_px=0.0)
+    renderer = BoardRenderer(scene)
+    a, truth = renderer.render(STANDARD, np.random.default_rng(0))
+    after = list(STANDARD)
+    after[24], after[25] = 0, 5  # a1 lifted, b1 gets one more
+    b, _ = renderer.render(after, np.random.default_rng(1))
+    diff = np.abs(_gray(a) - _gray(b))  # no noise, no JPEG: unchanged pixels are equal
+    radii = truth.pit_radius_px or ()
+    h, w = diff.shape
+    yy, xx = np.mgrid[0:h, 0:w]
+    for i, (x, y) in enumerate(truth.pit_centers_px or ()):
+        disc = (xx - x) ** 2 + (yy - y) ** 2 <= (radii[i] * 0.9) ** 2
+        change = float(diff[disc].max())
+        if i in (24, 25):
+            assert change > 20, f"pit {i} changed count but looks the same"
+        else:
+            assert change < 1.5, f"pit {i} kept its count but its seeds moved ({change:.2f})"
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(pit_pitch_x_mm=10.0),
+        dict(tilt_deg=85.0),
+        dict(style="cartoon"),
+        dict(seed_palette="gold"),
+        dict(image_size_px=(10, 10)),
+    ],
+)
+def test_bad_scenes_are_refused(bad: dict[str, object]) -> None:
+    with pytest.raises(ValueError):
+        Scene(**bad)  # type: ignore[arg-type]
+
+
+def test_bad_positions_are_refused() -> None:
+    scene = _scene(1)
+    with pytest.raises(ValueError, match="32"):
+        render_board((1,) * 31, scene=scene, rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="negative"):
+        render_board((-1,) + (0,) * 31, scene=scene, rng=np.random.default_rng(0))
+    with pytest.raises(TypeError):
+        Scene.random(np.random.default_rng(0), colour="red")
