@@ -15,6 +15,7 @@ delivered and the server's resident memory.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -95,10 +96,8 @@ def serve(args: argparse.Namespace) -> int:
     app = create_app({"REFEREE_TOKEN": TOKEN, "VIDEO_MAX_FPS": args.fps}, session=session)
     server = DashboardServer(app, ServerConfig(port=0, threads=args.threads))
     print(f"PORT {server.port} JPEG {len(session.latest_jpeg())}", flush=True)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         server.run()
-    except KeyboardInterrupt:
-        pass
     return 0
 
 
@@ -147,10 +146,8 @@ def sse_viewer(port: int, viewer: int, stop: threading.Event, results: Results, 
     except Exception as error:  # report, do not crash the benchmark
         with results.lock:
             results.stream_errors.append(f"sse {viewer}: {error!r}")
-        try:
+        with contextlib.suppress(threading.BrokenBarrierError):
             ready.abort()
-        except threading.BrokenBarrierError:
-            pass
 
 
 def mjpeg_viewer(port: int, viewer: int, stop: threading.Event, results: Results, ready: threading.Barrier) -> None:
@@ -178,10 +175,8 @@ def mjpeg_viewer(port: int, viewer: int, stop: threading.Event, results: Results
     except Exception as error:
         with results.lock:
             results.stream_errors.append(f"mjpeg {viewer}: {error!r}")
-        try:
+        with contextlib.suppress(threading.BrokenBarrierError):
             ready.abort()
-        except threading.BrokenBarrierError:
-            pass
 
 
 def referee(port: int, args: argparse.Namespace, stop: threading.Event, results: Results) -> None:
@@ -261,6 +256,8 @@ def run(args: argparse.Namespace) -> int:
         time.sleep(0.5)
         stop_referee = threading.Event()
         ref = threading.Thread(target=referee, args=(port, args, stop_referee, results), daemon=True)
+        with results.lock:
+            frames_before = sum(results.frames.values())
         started = time.monotonic()
         ref.start()
         while time.monotonic() - started < args.duration:
@@ -282,7 +279,7 @@ def run(args: argparse.Namespace) -> int:
     delivered = len(results.latencies_s)
     lat_ms = [x * 1000 for x in results.latencies_s] or [float("nan")]
     post_ms = [x * 1000 for x in results.post_latencies_s] or [float("nan")]
-    frames = sum(results.frames.values())
+    frames = sum(results.frames.values()) - frames_before
     rows = [
         ("viewers (SSE + MJPEG connections)", f"{args.viewers} + {args.viewers}"),
         ("duration", f"{elapsed:.1f} s"),
