@@ -406,11 +406,11 @@ class MatchRepository:
                 record = json.loads(text)
             except json.JSONDecodeError as exc:
                 raise StoreError(f"not a JSON game record: {exc}") from exc
+            checked = check_record(record)
         elif fmt == "text":
-            record = _record_from_text(text)
+            checked = _record_from_text(text)
         else:
             raise StoreError(f"unknown import format {fmt!r}; expected 'text' or 'json'")
-        checked = check_record(record)
         if match_id is not None:
             self._match_row(match_id)
         with self._transaction() as conn:
@@ -444,117 +444,86 @@ class MatchRepository:
 
 # ---------------------------------------------------------------------- record checking
 
+#: Move text of a ply where the referee accepted a board no legal move explains.
+REFEREE_MOVE = "*"
+
 
 def check_record(record: object) -> dict[str, Any]:
-    """Replay a game record with the rules engine; the record with canonical moves and positions.
+    """Replay a JSON game record with the rules engine (``GameRecord.from_json``).
 
-    Raises :class:`StoreError` naming the first thing that is wrong.
+    Returns the record with canonical moves and positions; raises :class:`StoreError`
+    naming the first thing that is wrong. Extra keys of our export (``frame``,
+    ``events``, ``format``) are allowed.
     """
-    from omweso_cam import rules as R
+    from omweso_cam.rules import GameRecord, RecordError
 
     if not isinstance(record, dict):
         raise StoreError("a game record must be a JSON object")
-    rules_name = record.get("rules", "seed")
-    options = record.get("options") or {}
-    if not isinstance(options, dict):
-        raise StoreError("record 'options' must be an object")
+    plies = record.get("plies") or []
+    if isinstance(plies, list) and any(isinstance(p, dict) and p.get("move") == REFEREE_MOVE for p in plies):
+        raise StoreError("the record contains a referee-set position ('*' ply); it cannot be replayed")
     try:
-        ruleset = R.RuleSet.preset(str(rules_name))
-        if options:
-            ruleset = ruleset.with_options(**options)
-    except (ValueError, TypeError, KeyError) as exc:
-        raise StoreError(f"bad rules in record: {exc}") from exc
-    initial = record.get("initial")
-    if not isinstance(initial, str):
-        raise StoreError("record needs an 'initial' position in notation")
-    try:
-        position = R.Position.from_notation(initial)
-    except ValueError as exc:
-        raise StoreError(f"bad initial position {initial!r}: {exc}") from exc
-    plies = record.get("plies", [])
-    if not isinstance(plies, list):
-        raise StoreError("record 'plies' must be a list")
-    checked_plies: list[dict[str, Any]] = []
-    result: Any = None
-    for n, ply in enumerate(plies, start=1):
-        move_text = ply.get("move") if isinstance(ply, dict) else ply
-        if not isinstance(move_text, str):
-            raise StoreError(f"ply {n}: no move")
-        if result is not None:
-            raise StoreError(f"ply {n} ({move_text}): the game was already over")
-        try:
-            move = R.Move.parse(move_text)
-            outcome = R.apply_move(position, move, ruleset)
-        except ValueError as exc:
-            raise StoreError(f"ply {n} ({move_text}): {exc}") from exc
-        after = outcome.position.notation()
-        stated = ply.get("after") if isinstance(ply, dict) else None
-        if stated is not None:
-            try:
-                stated_position = R.Position.from_notation(stated)
-            except ValueError as exc:
-                raise StoreError(f"ply {n} ({move_text}): bad 'after' position {stated!r}: {exc}") from exc
-            if stated_position.board != outcome.position.board:
-                raise StoreError(
-                    f"ply {n} ({move_text}): the record says the board becomes {stated!r},"
-                    f" the rules give {after!r}"
-                )
+        game = GameRecord.from_json({k: record.get(k) for k in ("rules", "options", "initial", "tags", "plies",
+                                                                "result") if k in record})
+    except RecordError as exc:
+        raise StoreError(f"bad game record: {exc}") from None
+    frames = [p.get("frame") if isinstance(p, dict) else None for p in plies] if isinstance(plies, list) else []
+    return _checked(game, frames)
+
+
+def _checked(game: Any, frames: list[Any]) -> dict[str, Any]:
+    position = game.initial
+    checked_plies = []
+    for n, ply in enumerate(game.plies):
         checked_plies.append({
-            "move": str(move), "side": position.side_to_move.value, "after": after,
-            "frame": ply.get("frame") if isinstance(ply, dict) else None,
+            "move": str(ply.move), "side": position.side_to_move.value,
+            "after": ply.after.notation(), "frame": frames[n] if n < len(frames) else None,
         })
-        position = outcome.position
-        if outcome.result is not None:
-            result = {"winner": outcome.result.winner.value, "how": outcome.result.how,
-                      "points": outcome.result.points}
-    stated_result = record.get("result")
-    if result is None and stated_result not in (None, {}, "") and isinstance(stated_result, dict):
-        # A result without a game-ending move: resignation / adjudication, kept as stated.
-        result = stated_result
-    tags = record.get("tags") or {}
-    if not isinstance(tags, dict):
-        raise StoreError("record 'tags' must be an object")
+        position = ply.after
+    result = None
+    if game.result is not None:
+        winner = game.result.winner
+        result = {"winner": None if winner is None else winner.value, "how": game.result.how,
+                  "points": game.result.points}
     return {
-        "rules": ruleset.name,
-        "options": options,
-        "initial": R.Position.from_notation(initial).notation(),
-        "tags": {str(k): str(v) for k, v in tags.items()},
+        "rules": game.rules.name,
+        "options": game.rules.overrides(),
+        "initial": game.initial.notation(),
+        "tags": dict(game.tags),
         "plies": checked_plies,
         "result": result,
     }
 
 
 def _record_to_text(record: dict[str, Any]) -> str:
-    """Text form of a record via the rules engine's GameRecord (its format is RULES.md section 2)."""
-    from omweso_cam import rules as R
+    """Text form of a record via the rules engine's ``GameRecord`` (RULES.md section 2)."""
+    from omweso_cam.rules import GameRecord, Move, Position, RecordError, RuleSet
 
-    game_record_type: Any = R.GameRecord
-    ruleset = R.RuleSet.preset(record["rules"])
-    if record["options"]:
-        ruleset = ruleset.with_options(**record["options"])
     if record["initial"] is None:
-        raise StoreError("this game has no confirmed set-up position yet; nothing to export as text")
-    initial = R.Position.from_notation(record["initial"])
-    moves = [R.Move.parse(p["move"]) for p in record["plies"]]
-    game_record = game_record_type.from_moves(initial, moves, ruleset, tags=record["tags"])
-    return str(game_record.to_text())
+        raise StoreError("this game has no confirmed set-up position yet; nothing to export")
+    for n, ply in enumerate(record["plies"], start=1):
+        if ply["move"] == REFEREE_MOVE:
+            raise StoreError(f"ply {n} is a referee-set position; export this game as JSON instead")
+    tags = {k: v for k, v in record["tags"].items() if k not in ("Rules", "Options", "Setup", "Result")}
+    try:
+        rules = RuleSet.from_name_and_options(record["rules"], record["options"])
+        game = GameRecord.from_moves(
+            Position.from_notation(record["initial"]), [Move.parse(p["move"]) for p in record["plies"]],
+            rules, tags=tags,
+        )
+    except (RecordError, ValueError) as exc:
+        raise StoreError(f"stored game does not replay: {exc}") from None
+    return str(game.to_text())
 
 
 def _record_from_text(text: str) -> dict[str, Any]:
-    from omweso_cam import rules as R
+    from omweso_cam.rules import GameRecord, RecordError
 
-    game_record_type: Any = R.GameRecord
     try:
-        game_record = game_record_type.parse(text)
-    except ValueError as exc:
-        raise StoreError(f"bad game record: {exc}") from exc
-    return {
-        "rules": game_record.rules.name,
-        "options": dict(getattr(game_record, "options", {}) or {}),
-        "tags": dict(game_record.tags),
-        "initial": game_record.initial.notation(),
-        "plies": [{"move": str(m)} for m in game_record.moves],
-    }
+        game = GameRecord.parse(text)
+    except RecordError as exc:
+        raise StoreError(f"bad game record: {exc}") from None
+    return _checked(game, [])
 
 
 def _match_dict(row: sqlite3.Row) -> dict[str, Any]:

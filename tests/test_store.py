@@ -170,3 +170,47 @@ def test_export_json_and_refuse_bad_formats(repo: MatchRepository) -> None:
         repo.export_game(game_id, fmt="xml")
     with pytest.raises(StoreError, match="no game"):
         repo.export_game(1234)
+
+
+def _played_game(repo: MatchRepository) -> int:
+    match_id = repo.create_match(south="Ann", north="Bo", rules="traditional")
+    game_id = repo.start_game(match_id, number=1, rules="traditional", initial=START)
+    repo.add_ply(game_id, n=1, move="h1", side="S", after=AFTER_H1, frame=12)
+    return game_id
+
+
+def test_text_export_imports_back_to_the_same_game(repo: MatchRepository) -> None:
+    text = repo.export_game(_played_game(repo), fmt="text")
+    assert '[South "Ann"]' in text and f'[Setup "{START}"]' in text and f"1. h1 {{{AFTER_H1}}}" in text
+    copy = repo.get_game(repo.import_game(text))
+    assert copy is not None
+    assert copy["initial"] == START and copy["rules"] == "traditional"
+    assert [(p["move"], p["after"]) for p in copy["plies"]] == [("h1", AFTER_H1)]
+    assert copy["tags"]["South"] == "Ann"
+
+
+def test_json_export_imports_back_with_frames(repo: MatchRepository) -> None:
+    text = repo.export_game(_played_game(repo), fmt="json")
+    copy = repo.get_game(repo.import_game(text))
+    assert copy is not None and copy["plies"][0]["frame"] == 12 and copy["plies"][0]["side"] == "S"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("not a record", "cannot read"),
+        (json.dumps({"rules": "seed", "initial": "4,4/bad S", "plies": []}), "bad record"),
+        (json.dumps({"rules": "seed", "initial": START, "plies": [{"move": "h9"}]}), "h9"),
+        (json.dumps({"rules": "seed", "initial": START, "plies": [{"move": "a4"}]}), "ply 1"),
+        (json.dumps({"rules": "traditional", "initial": START,
+                     "plies": [{"move": "h1", "after": START}]}), "the rules give"),
+        (json.dumps({"rules": "no-such-rules", "initial": START}), "bad record"),
+        ("{broken json", "JSON"),
+    ],
+)
+def test_bad_records_are_refused_and_nothing_is_stored(repo: MatchRepository, text: str, message: str) -> None:
+    _played_game(repo)
+    before = (repo.list_games(), repo.list_events())
+    with pytest.raises(StoreError, match=message):
+        repo.import_game(text)
+    assert (repo.list_games(), repo.list_events()) == before

@@ -1,0 +1,384 @@
+"""Reconciliation: which legal event explains a stable reading of the board (pure, no numpy).
+
+Given the confirmed position and an :class:`~omweso_cam.observation.Observation`, every
+hypothesis the rules allow is scored by its log-likelihood under the reading:
+
+* ``unchanged``: the board is still the confirmed position;
+* ``successor``: a legal move was played (several moves may give the same board: all
+  are kept, the first in the engine's order is canonical);
+* ``in_progress``: the board is part-way through a legal move (some seeds in the hand,
+  so the board holds fewer than 64), matching one of its sowing states;
+* ``depth2``: two moves were played between stable readings (only searched when no
+  single move explains the board).
+
+A reading not explained by any of them (the unconstrained best reading fits much
+better than the best legal board) is an ``illegal_sowing``. Because every hypothesis is
+a full board that holds 64 seeds (or 64 minus the hand), the 64-seed invariant is part of
+the scoring: a reading of 61 seeds cannot be a completed move.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from omweso_cam.observation import Observation
+from omweso_cam.rules import (
+    Move,
+    Outcome,
+    Position,
+    RuleSet,
+    SowingState,
+    sowing_states_all,
+    square_name,
+    successors,
+)
+
+#: Reconciliation statuses.
+ACCEPTED = "accepted"
+UNCHANGED = "unchanged"
+AMBIGUOUS = "ambiguous"
+IN_PROGRESS = "in_progress"
+ILLEGAL = "illegal_sowing"
+NOT_STABLE = "not_stable"
+
+#: Candidate kinds.
+KIND_UNCHANGED = "unchanged"
+KIND_SUCCESSOR = "successor"
+KIND_IN_PROGRESS = "in_progress"
+KIND_DEPTH2 = "depth2"
+
+
+class ReconcileError(ValueError):
+    """Inputs reconcile cannot work with (e.g. an observation without likelihoods)."""
+
+
+@dataclass(frozen=True)
+class ReconcileConfig:
+    """Decision thresholds, in nats (natural-log likelihood units).
+
+    ``illegal_min_excess_nats``: how much better the unconstrained reading must fit
+    than the best legal hypothesis before the board is called illegal. One seed moved
+    between two small pits costs about 8 nats with a confident reader (sigma 0.35).
+    ``ambiguous_margin_nats``: the best hypothesis must beat the best *different board*
+    by this much to be accepted.
+    ``in_progress_prior_nats``: prior cost of a part-way board: a stable board is far more
+    often a completed move than a pause with seeds in the hand (so a reading between a
+    completed move and "one seed still to drop" goes to the completed move).
+    """
+
+    illegal_min_excess_nats: float = 4.5
+    ambiguous_margin_nats: float = 1.5
+    in_progress_prior_nats: float = 2.0
+    search_depth2: bool = True
+    search_in_progress: bool = True
+    closest_count: int = 3
+    cache_positions: int = 128
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a legal move has got when the board matches one of its sowing states."""
+
+    move: str
+    step: int  # index into the move's sowing states
+    steps: int  # number of sowing states of the move
+    lap: int  # 1-based
+    pit: str  # square just sown into or lifted
+    event: str  # "drop" | "lift"
+    in_hand: int
+    continuation: tuple[str, ...]  # the next pits to be sown, in order
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One hypothesis: a board the rules allow now, with its score under the reading."""
+
+    kind: str
+    board: tuple[int, ...]
+    score: float
+    moves: tuple[str, ...] = ()  # every move (or "m1 m2" pair for depth 2) leading to this board
+    progress: tuple[Progress, ...] = ()
+    plies: tuple[tuple[Move, Outcome], ...] = ()  # the canonical path (successor / depth2)
+
+    @property
+    def move(self) -> str | None:
+        """The canonical move (first of ``moves``), if any."""
+        return self.moves[0] if self.moves else None
+
+
+@dataclass(frozen=True)
+class Reconciliation:
+    """What a stable reading means relative to the confirmed position."""
+
+    status: str
+    frame_index: int
+    observed: tuple[int, ...] | None  # most likely count per pit (image order)
+    best: Candidate | None = None
+    candidates: tuple[Candidate, ...] = ()  # best first, one per distinct board
+    margin_nats: float = 0.0  # best vs best different board
+    excess_nats: float = 0.0  # unconstrained reading vs best legal hypothesis
+    differs: tuple[str, ...] = ()  # illegal: squares where the reading differs from the closest board
+    where: str | None = None  # illegal: "lap 2, pit e2"
+    where_step: tuple[str, int] | None = None  # illegal: (move, sowing-state index) of ``where``
+    closest: tuple[Candidate, ...] = field(default=())
+
+    @property
+    def plies(self) -> tuple[tuple[Move, Outcome], ...]:
+        """The plies to commit for an accepted reading (one, or two for depth 2)."""
+        return self.best.plies if self.status == ACCEPTED and self.best is not None else ()
+
+    @property
+    def observed_total(self) -> int | None:
+        return None if self.observed is None else sum(self.observed)
+
+
+@dataclass(frozen=True)
+class MoveTrace:
+    """A legal move with its outcome and every sowing state a camera could see."""
+
+    move: Move
+    outcome: Outcome
+    states: tuple[SowingState, ...]
+
+
+class TraceCache:
+    """LRU cache of the legal moves and their sowing states, per (position, rules)."""
+
+    def __init__(self, size: int = 128) -> None:
+        self.size = size
+        self._entries: OrderedDict[tuple[Position, str], tuple[MoveTrace, ...]] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def traces(self, position: Position, rules: RuleSet, *, with_states: bool = True) -> tuple[MoveTrace, ...]:
+        key = (position, _rules_key(rules))
+        entry = self._entries.get(key)
+        if entry is not None:
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return entry
+        self.misses += 1
+        if with_states:
+            entry = tuple(MoveTrace(m, o, s) for m, o, s in sowing_states_all(position, rules))
+        else:
+            entry = tuple(MoveTrace(m, o, ()) for m, o in successors(position, rules))
+        if with_states:  # a states-free entry is never cached (it would hide the states)
+            self._entries[key] = entry
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        return entry
+
+
+def _rules_key(rules: RuleSet) -> str:
+    return f"{rules.name}:{sorted(rules.overrides().items())!r}"
+
+
+_DEFAULT_CACHE = TraceCache()
+
+
+def score_board(log_likelihoods: Sequence[Sequence[float]], board: Sequence[int]) -> float:
+    """Log-likelihood of a full board (32 counts) under a reading."""
+    return sum(row[n] for row, n in zip(log_likelihoods, board, strict=True))
+
+
+def reconcile(
+    position: Position,
+    observation: Observation,
+    rules: RuleSet,
+    *,
+    config: ReconcileConfig = ReconcileConfig(),
+    cache: TraceCache | None = None,
+    hint: Sequence[tuple[str, int]] | None = None,
+) -> Reconciliation:
+    """Explain a stable reading relative to the confirmed ``position``.
+
+    ``hint``: (move, sowing-state index) pairs still possible from earlier in-progress
+    readings of the same move. Hypotheses consistent with it are tried first; the full
+    set is used when they do not explain the board (an earlier reading may have been wrong).
+    """
+    if not observation.is_stable or observation.log_likelihoods is None:
+        return Reconciliation(NOT_STABLE, observation.frame_index, None)
+    ll = observation.log_likelihoods
+    observed = observation.counts()
+    assert observed is not None
+    free_score = sum(max(row) for row in ll)
+    traces = (cache or _DEFAULT_CACHE).traces(position, rules)
+
+    all_candidates = _depth1_candidates(position, traces, ll, config)
+    candidates = all_candidates
+    if hint:
+        allowed = _hinted(all_candidates, hint)
+        if allowed and free_score - allowed[0].score <= config.illegal_min_excess_nats:
+            candidates = allowed
+    best = candidates[0]
+    if free_score - best.score > config.illegal_min_excess_nats and config.search_depth2:
+        deeper = _depth2_candidates(traces, ll, cache or _DEFAULT_CACHE, rules)
+        if deeper and deeper[0].score > best.score:
+            candidates = tuple(sorted((*candidates, *deeper), key=lambda c: -c.score))
+            best = candidates[0]
+    excess = free_score - best.score
+    runner_up = next((c for c in candidates[1:] if c.board != best.board), None)
+    margin = best.score - runner_up.score if runner_up is not None else float("inf")
+    common = Reconciliation(
+        ILLEGAL, observation.frame_index, observed, candidates=candidates[:8], margin_nats=margin,
+        excess_nats=excess,
+    )
+    if excess > config.illegal_min_excess_nats:
+        closest = tuple(c for c in all_candidates if c.kind == KIND_SUCCESSOR)[: config.closest_count]
+        anchor = min(
+            (c for c in all_candidates if c.kind != KIND_UNCHANGED), key=lambda c: -c.score, default=best
+        )
+        differs = tuple(square_name(i) for i, (a, b) in enumerate(zip(observed, anchor.board, strict=True)) if a != b)
+        where, where_step = _where(traces, anchor, observed, hint)
+        return replace(common, differs=differs, where=where, where_step=where_step, closest=closest)
+    if margin < config.ambiguous_margin_nats:
+        close = [c for c in candidates if best.score - c.score < config.ambiguous_margin_nats]
+        if not all(c.kind == KIND_IN_PROGRESS for c in close):
+            return replace(common, status=AMBIGUOUS, best=best)
+        # Part-way boards too close to tell apart (a seed more or less in a heap): still a
+        # move in progress, and every move among them is still possible.
+        progress = tuple(p for c in close for p in c.progress)
+        best = Candidate(KIND_IN_PROGRESS, best.board, best.score,
+                         tuple(dict.fromkeys(p.move for p in progress)), progress)
+    status = {
+        KIND_UNCHANGED: UNCHANGED,
+        KIND_SUCCESSOR: ACCEPTED,
+        KIND_DEPTH2: ACCEPTED,
+        KIND_IN_PROGRESS: IN_PROGRESS,
+    }[best.kind]
+    return replace(common, status=status, best=best)
+
+
+def _depth1_candidates(
+    position: Position,
+    traces: tuple[MoveTrace, ...],
+    ll: Sequence[Sequence[float]],
+    config: ReconcileConfig,
+) -> tuple[Candidate, ...]:
+    """One candidate per distinct board: unchanged, every successor, every sowing state."""
+    finals: dict[tuple[int, ...], list[MoveTrace]] = {}
+    for trace in traces:
+        if not trace.outcome.never_ending:
+            finals.setdefault(trace.outcome.position.board, []).append(trace)
+    out = [Candidate(KIND_UNCHANGED, position.board, score_board(ll, position.board))]
+    for board, group in finals.items():
+        out.append(Candidate(
+            KIND_SUCCESSOR, board, score_board(ll, board),
+            moves=tuple(str(t.move) for t in group),
+            plies=((group[0].move, group[0].outcome),),
+        ))
+    if config.search_in_progress:
+        partial: dict[tuple[int, ...], list[Progress]] = {}
+        for trace in traces:
+            last = len(trace.states) - 1
+            for step, state in enumerate(trace.states):
+                if state.board in finals or state.board == position.board:
+                    continue
+                if step == last and not trace.outcome.never_ending:
+                    continue
+                partial.setdefault(state.board, []).append(_progress(trace, step))
+        for board, progress in partial.items():
+            out.append(Candidate(
+                KIND_IN_PROGRESS, board, score_board(ll, board) - config.in_progress_prior_nats,
+                moves=tuple(dict.fromkeys(p.move for p in progress)),
+                progress=tuple(progress),
+            ))
+    out.sort(key=lambda c: -c.score)
+    return tuple(out)
+
+
+def _progress(trace: MoveTrace, step: int) -> Progress:
+    state = trace.states[step]
+    continuation = tuple(s.pit for s in trace.states[step + 1 : step + 9] if s.event == "drop")
+    return Progress(
+        move=str(trace.move), step=step, steps=len(trace.states), lap=state.lap + 1, pit=state.pit,
+        event=state.event, in_hand=state.in_hand, continuation=continuation,
+    )
+
+
+def _hinted(candidates: tuple[Candidate, ...], hint: Sequence[tuple[str, int]]) -> tuple[Candidate, ...]:
+    """Candidates still consistent with earlier in-progress readings: later states or the end of those moves."""
+    reached: dict[str, int] = {}
+    for move, step in hint:
+        reached[move] = min(step, reached.get(move, step))
+    out = []
+    for c in candidates:
+        if c.kind == KIND_SUCCESSOR and any(m in reached for m in c.moves):
+            out.append(c)
+        elif c.kind == KIND_IN_PROGRESS:
+            kept = tuple(p for p in c.progress if p.move in reached and p.step >= reached[p.move])
+            if kept:
+                out.append(Candidate(c.kind, c.board, c.score, tuple(dict.fromkeys(p.move for p in kept)), kept))
+    return tuple(out)
+
+
+def _depth2_candidates(
+    traces: tuple[MoveTrace, ...], ll: Sequence[Sequence[float]], cache: TraceCache, rules: RuleSet
+) -> tuple[Candidate, ...]:
+    """Boards two plies away (a reading was missed), one candidate per distinct board."""
+    boards: dict[tuple[int, ...], Candidate] = {}
+    seen_first: set[tuple[int, ...]] = set()
+    for first in traces:
+        outcome = first.outcome
+        if outcome.never_ending or outcome.result is not None or outcome.position.board in seen_first:
+            continue
+        seen_first.add(outcome.position.board)
+        for second in cache.traces(outcome.position, rules, with_states=False):
+            if second.outcome.never_ending:
+                continue
+            board = second.outcome.position.board
+            pair = f"{first.move} {second.move}"
+            known = boards.get(board)
+            if known is None:
+                boards[board] = Candidate(
+                    KIND_DEPTH2, board, score_board(ll, board), moves=(pair,),
+                    plies=((first.move, outcome), (second.move, second.outcome)),
+                )
+            else:
+                boards[board] = Candidate(
+                    KIND_DEPTH2, board, known.score, (*known.moves, pair), plies=known.plies
+                )
+    return tuple(sorted(boards.values(), key=lambda c: -c.score))
+
+
+def _where(
+    traces: tuple[MoveTrace, ...],
+    anchor: Candidate,
+    observed: tuple[int, ...],
+    hint: Sequence[tuple[str, int]] | None,
+) -> tuple[str | None, tuple[str, int] | None]:
+    """Where the sowing left the closest legal move: "lap L, pit P".
+
+    Everything up to the closest part-way state (or the last in-progress state the
+    tracker saw) looked right, so the error came after it: the first later step whose
+    pit holds a different count in the reading, else the next step (the seed that should
+    have gone there went elsewhere). For a completed move, the first step that sets a
+    pit's final count to something the reading disagrees with.
+    """
+    if anchor.kind == KIND_IN_PROGRESS and anchor.progress:
+        name, until = anchor.progress[0].move, anchor.progress[0].step
+        after = until
+    elif anchor.kind == KIND_SUCCESSOR and anchor.moves:
+        name, until, after = anchor.moves[0], -1, -1
+    else:
+        return None, None
+    trace = next((t for t in traces if str(t.move) == name), None)
+    if trace is None or not trace.states:
+        return None, None
+    if until < 0:
+        until = len(trace.states) - 1
+    after = max([after, *(step for move, step in hint or () if move == name)])
+    reference = trace.states[until].board
+    differing = {square_name(i) for i, (a, b) in enumerate(zip(observed, reference, strict=True)) if a != b}
+    # A pit's final count in the move is set by the last step that touches it.
+    last_touch: dict[str, int] = {}
+    for step, state in enumerate(trace.states):
+        last_touch[state.pit] = step
+    steps = sorted(last_touch[p] for p in differing if p in last_touch and last_touch[p] > after)
+    step = after + 1 if anchor.kind == KIND_IN_PROGRESS or not steps else steps[0]
+    if step >= len(trace.states):
+        return None, None
+    state = trace.states[step]
+    return f"lap {state.lap + 1}, pit {state.pit}", (name, step)

@@ -1,0 +1,567 @@
+"""The Tracker: follows a match from a stream of observations (vision -> **Tracker** -> store/events).
+
+It holds the confirmed position and commits a move only when a stable reading has
+agreed for ``confirm_frames`` frames. It raises an alarm for an illegal sowing and then
+keeps the last legal position until the board is restored (or a legal successor
+appears, or the referee decides). It also reads the set-up, detects the first move,
+ends games, keeps the match score with the rules engine's ``Match`` and times moves.
+
+Every change is returned from :meth:`Tracker.update` (and the referee methods) as
+:class:`TrackerEvent` values, which the runner writes to the store and the event bus.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from omweso_cam.observation import HAND, MOVING, Observation
+from omweso_cam.reconcile.scoring import (
+    ACCEPTED,
+    AMBIGUOUS,
+    ILLEGAL,
+    IN_PROGRESS,
+    UNCHANGED,
+    Progress,
+    ReconcileConfig,
+    Reconciliation,
+    TraceCache,
+    reconcile,
+    score_board,
+)
+from omweso_cam.rules import (
+    GameResult,
+    Lap,
+    Move,
+    Outcome,
+    Position,
+    RuleSet,
+    Side,
+    square_index,
+    square_name,
+)
+from omweso_cam.rules.match import Match, setup_problems
+
+#: Tracker phases (the dashboard's ``phase``).
+SETUP = "setup"
+PLAYING = "playing"
+ILLEGAL_PHASE = "illegal"
+GAME_OVER = "game_over"
+MATCH_OVER = "match_over"
+
+#: Play modes (RULES.md section 6).
+MODES = ("classical", "contract", "blitz")
+
+#: The move text recorded when the referee accepts a board no legal move explains.
+REFEREE_MOVE = "*"
+
+
+class RefereeError(ValueError):
+    """A referee action that does not apply now or has bad input; nothing was changed."""
+
+
+@dataclass(frozen=True)
+class TrackerConfig:
+    """How cautious the tracker is. Times in seconds of the frame timestamps."""
+
+    confirm_frames: int = 3
+    average_frames: int = 8  # stable frames of one scene whose likelihoods are averaged
+    reconcile: ReconcileConfig = field(default_factory=ReconcileConfig)
+    mode: str = "classical"
+    blitz_start_limit_s: float = 3.0
+    move_limit_s: float = 180.0
+    auto_setup: bool = True  # confirm a stable, valid set-up by itself when the first move follows it
+
+    def __post_init__(self) -> None:
+        if self.confirm_frames < 1:
+            raise ValueError(f"confirm_frames must be >= 1, got {self.confirm_frames}")
+        if self.mode not in MODES:
+            raise ValueError(f"unknown mode {self.mode!r}; expected one of {MODES}")
+
+
+@dataclass(frozen=True)
+class TrackerEvent:
+    """Something the tracker decided: ``kind`` plus JSON-able ``data``."""
+
+    kind: str
+    frame: int
+    time_s: float
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PlyRecord:
+    """One committed ply of the current game."""
+
+    n: int
+    move: str
+    side: Side
+    before: Position
+    after: Position
+    frame: int
+    time_s: float
+    laps: tuple[Lap, ...] = ()
+    alternatives: tuple[str, ...] = ()  # other moves giving the same board
+    result: GameResult | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"n": self.n, "move": self.move, "side": self.side.value, "after": self.after.notation(),
+                "frame": self.frame}
+
+
+@dataclass(frozen=True)
+class SetupReading:
+    """The free set-up arrangement as read (with referee corrections)."""
+
+    board: tuple[int, ...]
+    problems: tuple[str, ...]
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+
+def board_rows(board: Sequence[int]) -> list[list[int]]:
+    """A 32-pit board (image order) as 4 lists of 8 (ranks 4..1)."""
+    return [list(board[r * 8 : r * 8 + 8]) for r in range(4)]
+
+
+def lap_dict(lap: Lap) -> dict[str, Any]:
+    return {"kind": lap.kind, "origin": lap.origin, "direction": lap.direction, "hand": lap.hand,
+            "landing": lap.landing, "then": lap.then, "captured": lap.captured}
+
+
+def result_dict(result: GameResult | None) -> dict[str, Any] | None:
+    if result is None:
+        return None
+    return {"winner": None if result.winner is None else result.winner.value, "how": result.how,
+            "points": result.points}
+
+
+def setup_position(board: Sequence[int], first: Side) -> Position | None:
+    """The ply-0 position of a board, or None when it does not hold 64 seeds."""
+    if len(board) != 32 or sum(board) != 64 or min(board) < 0:
+        return None
+    return Position(tuple(board), first, 0, (0, 0))
+
+
+def read_setup(board: Sequence[int], rules: RuleSet, first: Side) -> SetupReading:
+    """Check a read set-up arrangement against the rules (32 per side, pit cap)."""
+    position = setup_position(board, first)
+    if position is None:
+        south, north = sum(board[16:]), sum(board[:16])
+        return SetupReading(tuple(board), (
+            f"the board holds {sum(board)} seeds, not 64 (South {south}, North {north}; 32 each)",
+        ))
+    return SetupReading(tuple(board), tuple(setup_problems(position, rules)))
+
+
+class Tracker:
+    """Follows one match: set-up, moves, alarms, game ends, match score, move clocks."""
+
+    def __init__(
+        self,
+        rules: RuleSet,
+        *,
+        initial: Position | None = None,
+        first: Side = Side.SOUTH,
+        config: TrackerConfig = TrackerConfig(),
+        cache: TraceCache | None = None,
+        match: Match | None = None,
+    ) -> None:
+        self.rules = rules
+        self.config = config
+        self.cache = cache or TraceCache(config.reconcile.cache_positions)
+        self.match = match or Match(rules, first)
+        self.game_number = len(self.match.results) + 1
+        self.phase = SETUP
+        self.camera = "no_board"
+        self.frame = -1
+        self.time_s = 0.0
+        self.initial: Position | None = None
+        self.position: Position | None = None
+        self.plies: list[PlyRecord] = []
+        self.observed: tuple[int, ...] | None = None
+        self.setup: SetupReading | None = None
+        self.alarm: dict[str, Any] | None = None
+        self.in_progress: tuple[Progress, ...] = ()
+        self.result: GameResult | None = None
+        self.last_reconciliation: Reconciliation | None = None
+        self._corrections: dict[int, int] = {}
+        self._streak: deque[Observation] = deque(maxlen=max(config.average_frames, 1))
+        self._pending: tuple[object, ...] | None = None
+        self._pending_count = 0
+        self._pending_since_s = 0.0
+        self._first_frame_of_pending = -1
+        self._confirm_now = False  # a referee correction is judged without waiting for frames
+        self._acted_on: tuple[object, ...] | None = None
+        self._setup_candidate: Position | None = None
+        self._clock_start_s: float | None = None
+        self._move_started = False
+        self.late_start = False
+        self.overtime = False
+        if initial is not None:
+            self._start_playing(initial)
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def first(self) -> Side:
+        """The side that starts the current game (the next one once a game is over)."""
+        return self.match.next_first_player
+
+    @property
+    def since_last_move_s(self) -> float | None:
+        return None if self._clock_start_s is None else max(0.0, self.time_s - self._clock_start_s)
+
+    @property
+    def last_ply(self) -> PlyRecord | None:
+        return self.plies[-1] if self.plies else None
+
+    # ------------------------------------------------------------------ the loop
+
+    def update(self, observation: Observation) -> list[TrackerEvent]:
+        """Take one observation (any status); the events it caused."""
+        self.frame, self.time_s = observation.frame_index, observation.timestamp_s
+        self.camera = observation.status
+        events: list[TrackerEvent] = []
+        self._check_clocks(observation, events)
+        if not observation.is_stable:
+            self._streak.clear()
+            self._pending, self._pending_count = None, 0
+            return events
+        self._streak.append(observation)
+        merged = self._merged()
+        if self.phase in (SETUP, GAME_OVER):
+            self._update_setup(merged, events)
+        elif self.phase in (PLAYING, ILLEGAL_PHASE):
+            self._update_playing(merged, events)
+        return events
+
+    def _merged(self) -> Observation:
+        """Mean likelihoods over the current run of stable frames, with referee corrections."""
+        frames = list(self._streak)
+        last = frames[-1]
+        assert last.log_likelihoods is not None
+        if len(frames) == 1:
+            rows = [list(r) for r in last.log_likelihoods]
+        else:
+            k = len(frames)
+            tables = [f.log_likelihoods for f in frames if f.log_likelihoods is not None]
+            rows = [[sum(t[i][n] for t in tables) / k for n in range(len(last.log_likelihoods[i]))]
+                    for i in range(32)]
+        for index, count in self._corrections.items():
+            rows[index] = [0.0 if n == count else -1e6 for n in range(len(rows[index]))]
+        return Observation(last.frame_index, last.timestamp_s, last.status, tuple(tuple(r) for r in rows))
+
+    def _agreed(self, key: tuple[object, ...]) -> bool:
+        """Whether ``key`` has now been seen on ``confirm_frames`` stable frames in a row (first time only)."""
+        if key == self._pending:
+            self._pending_count += 1
+        else:
+            self._pending, self._pending_count, self._pending_since_s = key, 1, self.time_s
+            self._first_frame_of_pending = self.frame
+        enough = self._confirm_now or self._pending_count >= self.config.confirm_frames
+        if enough and key != self._acted_on:
+            self._acted_on = key
+            return True
+        return False
+
+    def _event(self, kind: str, **data: Any) -> TrackerEvent:
+        return TrackerEvent(kind, self.frame, self.time_s, data)
+
+    # ------------------------------------------------------------------ set-up
+
+    def _update_setup(self, observation: Observation, events: list[TrackerEvent]) -> None:
+        counts = observation.counts()
+        assert counts is not None
+        self.observed = counts
+        if self.phase == GAME_OVER:
+            # The final board stays until the players clear it for the next game's set-up.
+            assert self.position is not None and observation.log_likelihoods is not None
+            ll = observation.log_likelihoods
+            excess = sum(max(row) for row in ll) - score_board(ll, self.position.board)
+            if excess <= self.config.reconcile.illegal_min_excess_nats:
+                return
+            if not self._agreed(("board_cleared", counts)):
+                return
+            self._begin_next_game(events)
+        candidate = self._setup_candidate
+        if candidate is not None and counts != candidate.board:
+            result = reconcile(candidate, observation, self.rules, config=self.config.reconcile, cache=self.cache)
+            if result.status == IN_PROGRESS and result.best is not None:
+                if self._agreed(("first_move_in_progress", result.best.board)):
+                    self.in_progress = result.best.progress
+                    events.append(self._event("in_progress", **(self.in_progress_dict() or {})))
+                return
+            if result.status == ACCEPTED and self.config.auto_setup:
+                assert result.best is not None
+                if self._agreed(("first_move", result.best.board)):
+                    events.append(self._event("setup_confirmed", position=candidate.notation(), by="first_move"))
+                    self._start_playing(candidate)
+                    self.last_reconciliation = result
+                    self._commit(result, events)
+                return
+        reading = read_setup(counts, self.rules, self.first)
+        changed = reading != self.setup
+        self.setup = reading
+        if changed:
+            events.append(self._event("setup_reading", observed=board_rows(counts), valid=reading.valid,
+                                      problems=list(reading.problems)))
+        if reading.valid and self._agreed(("setup", counts)):
+            self._setup_candidate = setup_position(counts, self.first)
+            events.append(self._event("setup_stable", position=self._setup_candidate.notation()
+                                      if self._setup_candidate else None))
+
+    def _begin_next_game(self, events: list[TrackerEvent]) -> None:
+        self.game_number = len(self.match.results) + 1
+        self.phase = SETUP
+        self.initial = self.position = None
+        self.plies = []
+        self.result = None
+        self.alarm = None
+        self.in_progress = ()
+        self._setup_candidate = None
+        self._corrections.clear()
+        self._clock_start_s = None
+        events.append(self._event("game_start", number=self.game_number, first=self.first.value))
+
+    def _start_playing(self, initial: Position) -> None:
+        self.initial = self.position = initial
+        self.phase = PLAYING
+        self.setup = None
+        self._setup_candidate = None
+        self._corrections.clear()
+        self._acted_on = ("position", initial.board)
+        self._restart_clock(self.time_s)
+
+    # ------------------------------------------------------------------ playing
+
+    def _hint(self) -> list[tuple[str, int]]:
+        return [(p.move, p.step) for p in self.in_progress]
+
+    def _update_playing(self, observation: Observation, events: list[TrackerEvent]) -> None:
+        assert self.position is not None
+        result = reconcile(self.position, observation, self.rules, config=self.config.reconcile,
+                           cache=self.cache, hint=self._hint() or None)
+        self.last_reconciliation = result
+        self.observed = result.observed
+        board = result.best.board if result.best is not None else result.observed
+        key: tuple[object, ...] = (result.status, board, self.position.board)
+        if not self._agreed(key):
+            return
+        if result.status == ACCEPTED:
+            self._commit(result, events)
+        elif result.status == UNCHANGED:
+            if self.phase == ILLEGAL_PHASE:
+                self._clear_alarm(events, by="board_restored")
+            if self.in_progress:
+                self.in_progress = ()
+                events.append(self._event("in_progress", moves=[], progress=None))
+        elif result.status == IN_PROGRESS:
+            assert result.best is not None
+            if self.phase == ILLEGAL_PHASE:
+                self._clear_alarm(events, by="legal_sowing_resumed")
+            self.in_progress = result.best.progress
+            events.append(self._event("in_progress", **(self.in_progress_dict() or {})))
+        elif result.status == ILLEGAL:
+            self._raise_alarm(result, events)
+        elif result.status == AMBIGUOUS:
+            assert result.best is not None
+            events.append(self._event(
+                "ambiguous", observed=board_rows(result.observed or ()),
+                candidates=[c.move or c.kind for c in result.candidates[:3]], margin_nats=round(result.margin_nats, 2),
+            ))
+
+    def _commit(self, result: Reconciliation, events: list[TrackerEvent]) -> None:
+        assert result.best is not None and self.position is not None
+        if self.phase == ILLEGAL_PHASE:
+            self._clear_alarm(events, by="legal_successor")
+        alternatives = result.best.moves[1:] if len(result.plies) == 1 else ()
+        for move, outcome in result.plies:
+            self._add_ply(move, outcome, alternatives, events)
+            if self.phase != PLAYING:
+                break
+        self.in_progress = ()
+        self._restart_clock(self._pending_since_s)
+
+    def _add_ply(self, move: Move, outcome: Outcome, alternatives: Sequence[str],
+                 events: list[TrackerEvent]) -> None:
+        assert self.position is not None
+        before = self.position
+        after = outcome.position
+        ply = PlyRecord(len(self.plies) + 1, str(move), before.side_to_move, before, after,
+                        self._first_frame_of_pending, self._pending_since_s, outcome.laps,
+                        tuple(alternatives), outcome.result)
+        self.plies.append(ply)
+        self.position = after
+        self._acted_on = ("position", after.board)
+        events.append(self._event("ply", n=ply.n, move=ply.move, side=ply.side.value, after=after.notation(),
+                                  frame=ply.frame, time_s=ply.time_s, alternatives=list(alternatives),
+                                  laps=[lap_dict(lap) for lap in outcome.laps]))
+        if outcome.result is not None:
+            self._end_game(outcome.result, events)
+
+    def _end_game(self, result: GameResult, events: list[TrackerEvent]) -> None:
+        self.result = result
+        self.match = self.match.with_result(result)
+        south, north = self.match.points()
+        events.append(self._event("game_over", number=self.game_number, result=result_dict(result),
+                                  points={"S": south, "N": north}))
+        if self.match.is_over:
+            self.phase = MATCH_OVER
+            winner = self.match.winner
+            events.append(self._event("match_over", winner=winner.value if winner else None,
+                                      points={"S": south, "N": north}))
+        else:
+            self.phase = GAME_OVER
+
+    def _raise_alarm(self, result: Reconciliation, events: list[TrackerEvent]) -> None:
+        assert self.position is not None
+        self.phase = ILLEGAL_PHASE
+        observed = result.observed or ()
+        self.alarm = {
+            "kind": "illegal_sowing",
+            "frame": self._first_frame_of_pending,
+            "observed": board_rows(observed),
+            "expected": board_rows(self.position.board),
+            "position": self.position.notation(),
+            "differs": list(result.differs),
+            "closest": [
+                {"move": c.move, "after": Position(c.board, self.position.side_to_move.other).notation(short=True),
+                 "distance": round(sum(abs(a - b) for a, b in zip(observed, c.board, strict=True)) / 2, 1)}
+                for c in result.closest
+            ],
+            "where": result.where,
+        }
+        self.in_progress = ()
+        events.append(self._event("alarm", **self.alarm))
+
+    def _clear_alarm(self, events: list[TrackerEvent], *, by: str) -> None:
+        if self.alarm is None:
+            return
+        events.append(self._event("alarm_cleared", by=by, frame_raised=self.alarm["frame"]))
+        self.alarm = None
+        self.phase = PLAYING
+
+    # ------------------------------------------------------------------ clocks
+
+    def _restart_clock(self, time_s: float) -> None:
+        self._clock_start_s = time_s
+        self._move_started = False
+        self.late_start = False
+        self.overtime = False
+
+    def _check_clocks(self, observation: Observation, events: list[TrackerEvent]) -> None:
+        if self.phase != PLAYING or self._clock_start_s is None:
+            return
+        elapsed = observation.timestamp_s - self._clock_start_s
+        if not self._move_started and observation.status in (HAND, MOVING):
+            self._move_started = True
+            if self.config.mode == "blitz" and elapsed > self.config.blitz_start_limit_s:
+                self.late_start = True
+                events.append(self._event("late_start", side=self._mover(), after_s=round(elapsed, 2),
+                                          limit_s=self.config.blitz_start_limit_s))
+        if (self.config.mode != "classical" and not self.overtime
+                and elapsed > self.config.move_limit_s):
+            self.overtime = True
+            events.append(self._event("overtime", side=self._mover(), after_s=round(elapsed, 2),
+                                      limit_s=self.config.move_limit_s))
+
+    def _mover(self) -> str | None:
+        return None if self.position is None else self.position.side_to_move.value
+
+    # ------------------------------------------------------------------ referee
+
+    def confirm_setup(self, position: Position) -> list[TrackerEvent]:
+        """The referee confirms (or types) the set-up; the game starts from it."""
+        if self.phase not in (SETUP, GAME_OVER):
+            raise RefereeError(f"the set-up can only be confirmed before the first move (phase is {self.phase})")
+        position = Position(position.board, position.side_to_move, 0, (0, 0))
+        problems = setup_problems(position, self.rules)
+        if problems:
+            raise RefereeError("bad set-up: " + "; ".join(problems))
+        events: list[TrackerEvent] = []
+        if self.phase == GAME_OVER:
+            self._begin_next_game(events)
+        self._start_playing(position)
+        events.append(self._event("setup_confirmed", position=position.notation(), by="referee"))
+        return events
+
+    def board_restored(self) -> list[TrackerEvent]:
+        """The referee says the board is back to the last legal position: clear the alarm."""
+        if self.phase != ILLEGAL_PHASE:
+            raise RefereeError("there is no illegal-sowing alarm to clear")
+        events: list[TrackerEvent] = []
+        self._clear_alarm(events, by="referee_restored")
+        self._acted_on = None
+        return events
+
+    def accept_observed(self) -> list[TrackerEvent]:
+        """The referee accepts the observed board as the position after the mover's turn."""
+        if self.phase != ILLEGAL_PHASE or self.position is None:
+            raise RefereeError("accept_observed applies to an illegal-sowing alarm; there is none")
+        if self.observed is None:
+            raise RefereeError("no stable reading of the board to accept yet")
+        board = list(self.observed)
+        for index, count in self._corrections.items():
+            board[index] = count
+        if sum(board) != 64:
+            raise RefereeError(f"the observed board holds {sum(board)} seeds, not 64: correct the misread pits first")
+        before = self.position
+        after = Position(tuple(board), before.side_to_move.other, before.ply + 1, before.captures)
+        events: list[TrackerEvent] = []
+        self._clear_alarm(events, by="referee_accept")
+        ply = PlyRecord(len(self.plies) + 1, REFEREE_MOVE, before.side_to_move, before, after, self.frame, self.time_s)
+        self.plies.append(ply)
+        self.position = after
+        self._acted_on = ("position", after.board)
+        self._corrections.clear()
+        self._restart_clock(self.time_s)
+        events.append(self._event("ply", n=ply.n, move=ply.move, side=ply.side.value, after=after.notation(),
+                                  frame=ply.frame, time_s=ply.time_s, alternatives=[], laps=[], referee=True))
+        return events
+
+    def correct_pit(self, square: str, count: int) -> list[TrackerEvent]:
+        """Fix a misread pit of the current reading (or set-up); the reading is re-judged at once."""
+        try:
+            index = square_index(square)
+        except ValueError as exc:
+            raise RefereeError(f"bad square {square!r}: {exc}") from None
+        if not isinstance(count, int) or not 0 <= count <= 64:
+            raise RefereeError(f"a pit holds 0..64 seeds, got {count!r}")
+        if self.phase in (MATCH_OVER,):
+            raise RefereeError("the match is over")
+        events = [self._event("correction", square=square_name(index), count=count,
+                              was=None if self.observed is None else self.observed[index])]
+        self._corrections[index] = count
+        if self._streak:
+            # Re-judge now: the referee's word needs no confirmation frames.
+            self._acted_on = None
+            merged = self._merged()
+            self._pending = None
+            self._confirm_now = True
+            try:
+                if self.phase in (SETUP, GAME_OVER):
+                    self._update_setup(merged, events)
+                elif self.phase in (PLAYING, ILLEGAL_PHASE):
+                    self._update_playing(merged, events)
+            finally:
+                self._confirm_now = False
+        elif self.phase == SETUP and self.setup is not None:
+            board = list(self.setup.board)
+            board[index] = count
+            self.setup = read_setup(board, self.rules, self.first)
+        return events
+
+    # ------------------------------------------------------------------ views
+
+    def in_progress_dict(self) -> dict[str, Any] | None:
+        """The move in progress for the dashboard, or None."""
+        if not self.in_progress:
+            return None
+        head = self.in_progress[0]
+        return {"moves": list(dict.fromkeys(p.move for p in self.in_progress)), "lap": head.lap,
+                "pit": head.pit, "in_hand": head.in_hand, "continuation": list(head.continuation)}

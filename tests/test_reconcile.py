@@ -1,0 +1,188 @@
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from omweso_cam.observation import HAND, Observation
+from omweso_cam.reconcile import (
+    ACCEPTED,
+    AMBIGUOUS,
+    ILLEGAL,
+    IN_PROGRESS,
+    NOT_STABLE,
+    UNCHANGED,
+    ReconcileConfig,
+    TraceCache,
+    reconcile,
+)
+from omweso_cam.reconcile.simulate import NoiseModel, noisy_counts, observe, random_game
+from omweso_cam.rules import Position, RuleSet, apply_move, sowing_states, square_index, successors
+
+SEED = RuleSet.preset("seed")
+TRAD = RuleSet.preset("traditional")
+# Three laps for a1 (a1 -> e1 relay, e1 -> g2 relay, g2 -> e2 end): see test_where_a_lap_two_error_is_named.
+THREE_LAPS = Position.from_notation("5,0,4,4,4,4,4,4/1,1,1,0,0,0,0,0/0,0,0,0,0,1,1,1/4,4,4,4,4,4,0,5 S 2 0:0")
+# Two pairs of moves reach the same board here (e3(ccw,cw,cw) / e3(ccw,cw,ccw,cw) and the g3 pair).
+SAME_BOARD = Position.from_notation("1,0,2,0,2,0,2,6/1,2,1,4,4,0,2,0/1,3,1,1,1,0,3,3/0,2,6,4,4,2,2,4 N 27 6:6")
+
+
+def mid_game_positions(count: int, seed: int = 11) -> list[Position]:
+    rng = random.Random(seed)
+    out: list[Position] = []
+    while len(out) < count:
+        position = Position.standard()
+        for move in random_game(position, SEED, rng, max_plies=30):
+            outcome = apply_move(position, move, SEED)
+            if outcome.result is not None:
+                break
+            position = outcome.position
+            if position.ply >= 4:
+                out.append(position)
+    return out[:count]
+
+
+def test_every_successor_is_accepted_with_every_move_that_gives_its_board() -> None:
+    cache = TraceCache()
+    for position in mid_game_positions(12):
+        by_board: dict[tuple[int, ...], list[str]] = {}
+        for move, outcome in successors(position, SEED):
+            if not outcome.never_ending:
+                by_board.setdefault(outcome.position.board, []).append(str(move))
+        for board, moves in by_board.items():
+            result = reconcile(position, observe(board), SEED, cache=cache)
+            assert result.status == ACCEPTED, (position, moves, result.status)
+            assert result.best is not None and list(result.best.moves) == moves
+            (move, outcome), = result.plies
+            assert str(move) == moves[0] and outcome.position.board == board
+    assert cache.hits > 0  # the in-progress states were built once per position
+
+
+def test_moves_giving_the_same_board_are_all_recorded_canonical_first() -> None:
+    result = None
+    for move, outcome in successors(SAME_BOARD, SEED):
+        if str(move) == "e3(ccw,cw,cw)":
+            result = reconcile(SAME_BOARD, observe(outcome.position.board), SEED)
+    assert result is not None and result.status == ACCEPTED
+    assert result.best is not None and result.best.moves == ("e3(ccw,cw,cw)", "e3(ccw,cw,ccw,cw)")
+
+
+def test_unchanged_and_not_stable() -> None:
+    position = mid_game_positions(1)[0]
+    assert reconcile(position, observe(position.board), SEED).status == UNCHANGED
+    assert reconcile(position, Observation(5, 0.5, HAND), SEED).status == NOT_STABLE
+
+
+def test_a_pause_mid_move_is_in_progress_with_lap_pit_and_hand() -> None:
+    states = sowing_states(THREE_LAPS, "a1", SEED)
+    lap2 = next(i for i, s in enumerate(states) if s.lap == 1 and s.pit == "g1")
+    result = reconcile(THREE_LAPS, observe(states[lap2].board), SEED)
+    assert result.status == IN_PROGRESS
+    assert result.best is not None
+    progress = [p for p in result.best.progress if p.move == "a1"]
+    assert progress and progress[0].lap == 2 and progress[0].pit == "g1" and progress[0].in_hand == 3
+    assert 64 - sum(states[lap2].board) == 3
+    assert progress[0].continuation[:3] == ("h1", "h2", "g2")
+
+
+def test_a_seed_sown_into_the_opponents_pit_is_illegal() -> None:
+    position = mid_game_positions(3)[2]
+    _move, outcome = successors(position, SEED)[0]
+    board = list(outcome.position.board)
+    mover_pits = range(16, 32) if position.side_to_move.value == "S" else range(16)
+    source = max(mover_pits, key=lambda i: (board[i] > 0, -board[i]))  # a small non-empty pit
+    target = 31 - source  # a pit of the opponent
+    board[source] -= 1
+    board[target] += 1
+    result = reconcile(position, observe(board), SEED)
+    assert result.status == ILLEGAL
+    from omweso_cam.rules import square_name
+
+    assert square_name(target) in result.differs
+    assert result.closest and result.closest[0].kind == "successor"
+    assert result.best is None and result.plies == ()
+
+
+def test_where_a_lap_two_error_is_named() -> None:
+    # a1 sows lap 1 correctly (a1 -> e1), then the relay from e1 goes the wrong way
+    # (clockwise d1 c1 b1 a1 a2 instead of f1 g1 h1 h2 g2).
+    states = sowing_states(THREE_LAPS, "a1", SEED)
+    relay_lift = next(i for i, s in enumerate(states) if s.lap == 1 and s.event == "lift")
+    board = list(states[relay_lift].board)
+    for square in ("d1", "c1", "b1", "a1", "a2"):
+        board[square_index(square)] += 1
+    result = reconcile(THREE_LAPS, observe(board), SEED)
+    assert result.status == ILLEGAL
+    assert result.where == "lap 2, pit f1"
+    assert set(result.differs) >= {"a2", "a1", "b1", "c1", "d1"}
+    # Knowing the tracker saw the relay lifted, the answer is the same and cheaper to trust.
+    hinted = reconcile(THREE_LAPS, observe(board), SEED, hint=[("a1", relay_lift)])
+    assert hinted.status == ILLEGAL and hinted.where == "lap 2, pit f1"
+
+
+def test_two_moves_between_readings_are_found_at_depth_two() -> None:
+    for position in mid_game_positions(6, seed=3):
+        options = [(m, o) for m, o in successors(position, SEED) if o.result is None and not o.never_ending]
+        first, outcome = options[len(options) // 2]
+        replies = [(m, o) for m, o in successors(outcome.position, SEED) if not o.never_ending]
+        second, final = replies[0]
+        direct = {o.position.board for _, o in successors(position, SEED)}
+        if final.position.board in direct:
+            continue
+        result = reconcile(position, observe(final.position.board), SEED)
+        assert result.status == ACCEPTED
+        assert result.best is not None and result.best.kind == "depth2"
+        assert result.plies[-1][1].position.board == final.position.board
+        assert f"{first} {second}" in result.best.moves
+        without = reconcile(position, observe(final.position.board), SEED,
+                            config=ReconcileConfig(search_depth2=False))
+        assert without.status == ILLEGAL
+
+
+def test_an_uninformative_pit_makes_two_successors_ambiguous() -> None:
+    position = Position.standard()
+    boards = {str(m): o.position.board for m, o in successors(position, TRAD)}
+    a, b = boards["a1"], boards["b1"]
+    obs = observe(a)
+    assert obs.log_likelihoods is not None
+    rows = list(obs.log_likelihoods)
+    for i in range(32):
+        if a[i] != b[i]:
+            rows[i] = tuple(0.0 if n in (a[i], b[i]) else -50.0 for n in range(65))
+    flat = Observation(0, 0.0, "stable", tuple(rows))
+    result = reconcile(position, flat, TRAD)
+    assert result.status == AMBIGUOUS
+    assert result.margin_nats == pytest.approx(0.0)
+    assert {c.move for c in result.candidates[:2]} == {"a1", "b1"}
+
+
+def test_heap_misreads_of_up_to_three_still_give_the_move() -> None:
+    rng = random.Random(5)
+    noise = NoiseModel(heap_min_seeds=10, heap_max_error=3, calibrated=True)
+    checked = accepted = 0
+    for position in mid_game_positions(40, seed=8):
+        for move, outcome in successors(position, SEED):
+            board = outcome.position.board
+            if max(board) <= 10:
+                continue
+            read = noisy_counts(board, noise, rng)
+            result = reconcile(position, Observation(0, 0.0, "stable", noise.log_likelihoods(read)), SEED)
+            if result.status == ACCEPTED:
+                assert result.best is not None and str(move) in result.best.moves
+                accepted += 1
+            else:
+                # Only when the heap error really makes another legal board as likely.
+                assert result.status == AMBIGUOUS
+            checked += 1
+    assert checked >= 20
+    assert accepted >= 0.8 * checked, (accepted, checked)
+
+
+def test_a_total_short_of_64_with_no_matching_prefix_is_illegal_not_in_progress() -> None:
+    position = Position.standard()
+    board = list(position.board)
+    board[square_index("a1")] = 0
+    board[square_index("e1")] = 0  # 8 seeds gone from two pits no move empties together
+    result = reconcile(position, observe(board), SEED)
+    assert result.status == ILLEGAL
+    assert result.observed_total == 56
