@@ -106,3 +106,52 @@ class DashboardServer:
         get_context(self.app).shutdown.set()
         self._server.task_dispatcher.shutdown(timeout=5)
         wasyncore.close_all(self._server._map)
+
+
+def serve_session(
+    session: Any,
+    *,
+    config: ServerConfig = ServerConfig(),
+    exit_after_s: float | None = None,
+    test_config: dict[str, Any] | None = None,
+    announce: Any = print,
+) -> int:
+    """Run the dashboard around ``session`` until Ctrl-C, SIGTERM or ``exit_after_s``; returns 0.
+
+    Starts the session (its camera thread) once the server is bound, prints the
+    referee URL (with the token) and the viewer/overlay URLs, and stops the
+    session on the way out, whatever the reason.
+    """
+    import signal
+
+    from omweso_cam.dashboard import create_app
+
+    app = create_app(test_config, session=session)
+    server = DashboardServer(app, config)
+    token = app.config["REFEREE_TOKEN"]
+    announce(f"omweso-cam dashboard on {server.url}")
+    announce(f"  referee (keep private): {server.url}?token={token}")
+    announce(f"  viewers (read-only):    {server.url}")
+    announce(f"  OBS overlay:            {server.url}overlay")
+    announce("Press Ctrl-C to stop.")
+    timer = None
+    if exit_after_s is not None:
+        timer = threading.Timer(exit_after_s, server.stop)
+        timer.daemon = True
+        timer.start()
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, lambda *_: server.stop())
+    session.start()
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if timer is not None:
+            timer.cancel()
+        session.stop()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    announce("omweso-cam dashboard stopped.")
+    return 0

@@ -77,14 +77,14 @@ class FakeSession:
         self._state = base_state()
         self._jpeg: bytes | None = TINY_JPEG
         self._raw: bytes | None = TINY_JPEG
-        self.started = False
+        self.lifecycle: list[str] = []
 
     # -------------------------------------------------------------- LiveSession interface
     def start(self) -> None:
-        self.started = True
+        self.lifecycle.append("start")
 
     def stop(self) -> None:
-        self.started = False
+        self.lifecycle.append("stop")
 
     def state(self) -> dict[str, Any]:
         with self._lock:

@@ -1,0 +1,72 @@
+"""The waitress server wrapper: serving on a free port, stream limits, clean stop with open streams."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+import time
+
+import pytest
+from conftest import REFEREE_TOKEN, FakeSession
+
+from omweso_cam.dashboard import create_app
+from omweso_cam.dashboard.context import get_context
+from omweso_cam.dashboard.server import DashboardServer, ServerConfig, serve_session
+
+
+def test_server_stops_cleanly_with_open_streams(session: FakeSession) -> None:
+    app = create_app({"REFEREE_TOKEN": REFEREE_TOKEN, "STREAM_POLL_S": 0.1}, session=session)
+    server = DashboardServer(app, ServerConfig(port=0, threads=8, reserved_threads=4))
+    thread = server.start_in_thread()
+    events = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    events.request("GET", "/events")
+    response = events.getresponse()
+    assert response.status == 200 and response.readline() == b"retry: 2000\n"
+    assert get_context(app).open_streams == 1
+    server.stop()
+    thread.join(10)
+    assert not thread.is_alive()
+    assert get_context(app).open_streams == 0
+
+
+def test_stream_limit_keeps_threads_for_the_referee(session: FakeSession) -> None:
+    app = create_app({"REFEREE_TOKEN": REFEREE_TOKEN, "STREAM_POLL_S": 0.1}, session=session)
+    server = DashboardServer(app, ServerConfig(port=0, threads=6, reserved_threads=2))
+    assert get_context(app).max_streams == 4
+    thread = server.start_in_thread()
+    try:
+        viewers = []
+        for _ in range(4):
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+            conn.request("GET", "/events")
+            assert conn.getresponse().status == 200
+            viewers.append(conn)
+        extra = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+        extra.request("GET", "/video/stream.mjpg")
+        assert extra.getresponse().status == 503
+        referee = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+        referee.request("POST", "/api/correct-pit", body=json.dumps({"square": "a1", "count": 2}),
+                        headers={"Content-Type": "application/json", "X-Referee-Token": REFEREE_TOKEN})
+        reply = referee.getresponse()
+        assert reply.status == 200 and json.loads(reply.read())["ok"] is True
+    finally:
+        server.stop()
+        thread.join(10)
+
+
+def test_threads_must_exceed_reserve(session: FakeSession) -> None:
+    with pytest.raises(ValueError, match="threads"):
+        DashboardServer(create_app(session=session), ServerConfig(port=0, threads=4, reserved_threads=4))
+
+
+def test_serve_session_prints_the_referee_url_and_stops_the_session(session: FakeSession) -> None:
+    lines: list[str] = []
+    started = time.monotonic()
+    code = serve_session(session, config=ServerConfig(port=0, threads=8, reserved_threads=4),
+                         exit_after_s=0.5, test_config={"REFEREE_TOKEN": "tok"}, announce=lines.append)
+    assert code == 0 and time.monotonic() - started < 5
+    assert any(line.strip().startswith("referee") and line.endswith("/?token=tok") for line in lines)
+    assert lines[-1] == "omweso-cam dashboard stopped."
+    assert session.lifecycle == ["start", "stop"]
+    assert threading.active_count() < 20
