@@ -295,7 +295,7 @@ def cmd_calibrate_board(args: argparse.Namespace) -> int:
     except (SeedModelError, ValueError) as exc:
         return _error(str(exc))
     corners = found.corners_px / scale
-    calibration = Calibration(corners, (w, h), config.rectify.size_px, grid, model, None, found.method,
+    calibration = Calibration(corners, (w, h), (board.image.shape[1], board.image.shape[0]), grid, model, None, found.method,
                               round(lattice_score(image, found.corners_px), 3))
     calibration.save(args.out)
     print(json.dumps({"out": args.out, "method": found.method,

@@ -65,7 +65,7 @@ class Calibration:
 
     corners_px: np.ndarray  # (4, 2) TL, TR, BR, BL
     image_size: tuple[int, int]  # (width, height) the corners refer to
-    rectified_size: tuple[int, int] = (512, 256)
+    rectified_size: tuple[int, int] | None = None  # None: from the board's measured proportions
     pit_grid: PitGrid | None = None
     seed_model: SeedModel | None = None
     intrinsics: Intrinsics | None = None
@@ -79,11 +79,19 @@ class Calibration:
             raise CalibrationError(f"corners_px: expected 4 finite (x, y) points, got shape {corners.shape}")
         object.__setattr__(self, "corners_px", corners)
 
+    def rectified_size_px(self) -> tuple[int, int]:
+        """Size of the top-down image: as calibrated, else from the board's proportions."""
+        if self.rectified_size is not None:
+            return self.rectified_size
+        from omweso_cam.vision.rectify import RectifyConfig, board_aspect
+
+        return RectifyConfig().size_px(board_aspect(self.corners_px, self.image_size))
+
     @property
     def board_from_image(self) -> np.ndarray:
         from omweso_cam.vision.rectify import board_from_image
 
-        return board_from_image(self.corners_px, self.rectified_size)
+        return board_from_image(self.corners_px, self.rectified_size_px())
 
     def corners_for(self, image_size: tuple[int, int]) -> np.ndarray:
         """Corners scaled to a frame of another resolution (same camera, same framing)."""
@@ -102,7 +110,7 @@ class Calibration:
             "image_size": list(self.image_size),
             "corners_px": [[round(float(x), 3), round(float(y), 3)] for x, y in self.corners_px],
             "board_from_image": [[float(v) for v in row] for row in self.board_from_image],
-            "rectified_size": list(self.rectified_size),
+            "rectified_size": list(self.rectified_size_px()),
             "pit_grid": self.pit_grid.to_dict() if self.pit_grid else None,
             "seed_model": self.seed_model.to_dict() if self.seed_model else None,
             "intrinsics": self.intrinsics.to_dict() if self.intrinsics else None,
@@ -137,7 +145,7 @@ class Calibration:
         data = migrate(data)
         try:
             w, h = (int(v) for v in data["image_size"])
-            rw, rh = (int(v) for v in data.get("rectified_size", (512, 256)))
+            rw, rh = (int(v) for v in data.get("rectified_size") or self_size(data))
             if min(w, h, rw, rh) <= 0:
                 raise CalibrationError("image_size and rectified_size must be positive")
             corners = np.asarray(data["corners_px"], dtype=np.float64)
@@ -151,6 +159,14 @@ class Calibration:
             raise
         except (KeyError, TypeError, ValueError, GridError, SeedModelError) as exc:
             raise CalibrationError(f"malformed calibration: {type(exc).__name__}: {exc}") from exc
+
+
+def self_size(data: dict[str, Any]) -> tuple[int, int]:
+    """Rectified size of a calibration dict that does not store one (version 1)."""
+    from omweso_cam.vision.rectify import RectifyConfig, board_aspect
+
+    w, h = (int(v) for v in data["image_size"])
+    return RectifyConfig().size_px(board_aspect(np.asarray(data["corners_px"], np.float64), (w, h)))
 
 
 def migrate(data: Any) -> dict[str, Any]:

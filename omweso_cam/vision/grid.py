@@ -34,8 +34,9 @@ class GridConfig:
     pit_radius_of_pitch: float = 0.36  # template disc radius used in the lattice search
     search_of_pitch: float = 0.22  # each pit centre moves at most this far when refined
     ransac_threshold_of_pitch: float = 0.12
-    min_radius_of_pitch: float = 0.25
+    min_radius_of_pitch: float = 0.3  # of the smaller of the two pit pitches
     max_radius_of_pitch: float = 0.5
+    rim_score_keep: float = 0.85  # radii whose rim score is this close to the best are rim candidates
 
 
 @dataclass(frozen=True, eq=False)
@@ -192,21 +193,10 @@ def fit_grid(rectified_bgr: np.ndarray, *, config: GridConfig = GridConfig()) ->
     nominal = _lattice(w, h, mx, my)
     pitch = min(w * (1 - 2 * mx) / COLS, h * (1 - 2 * my) / ROWS)
 
-    # Fine: each pit centre = where a pit-sized disc covers the most "not surface".
-    radius = config.pit_radius_of_pitch * pitch
-    k = max(3, round(2 * radius) | 1)
-    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)).astype(np.float32)
-    response = cv2.filter2D(diff, -1, disc / disc.sum(), borderType=cv2.BORDER_REPLICATE)
-    search = config.search_of_pitch * pitch
-    measured = np.empty_like(nominal)
-    for i, (x, y) in enumerate(nominal):
-        x0, x1 = int(max(0, x - search)), int(min(w, x + search + 1))
-        y0, y1 = int(max(0, y - search)), int(min(h, y + search + 1))
-        window = response[y0:y1, x0:x1]
-        # Centroid of the top of the response, steadier than the arg-max on flat heaps.
-        top = window >= window.max() - 0.15 * (window.max() - window.min() + 1e-6)
-        ys, xs = np.nonzero(top)
-        measured[i] = (x0 + xs.mean() + 0.5, y0 + ys.mean() + 0.5) if len(xs) else (x, y)
+    # Fine: each pit's rim is a circle of strong edges; find the circle near the nominal centre.
+    gray = cv2.cvtColor(rectified_bgr, cv2.COLOR_BGR2GRAY)
+    edges = _edge_strength(gray, diff)
+    measured, pit_radius = _fit_rims(edges, nominal, pitch, config)
 
     ideal = _lattice(1.0, 1.0, 0.0, 0.0).astype(np.float32)
     matrix, _ = cv2.findHomography(ideal, measured.astype(np.float32), cv2.RANSAC,
@@ -216,10 +206,60 @@ def fit_grid(rectified_bgr: np.ndarray, *, config: GridConfig = GridConfig()) ->
         fitted = cv2.perspectiveTransform(ideal.reshape(-1, 1, 2), matrix).reshape(-1, 2).astype(np.float64)
         if np.max(np.linalg.norm(fitted - nominal, axis=1)) < 0.5 * pitch:
             centers = fitted
-    pitch_x = float(np.median(np.linalg.norm(np.diff(centers.reshape(ROWS, COLS, 2), axis=1), axis=2)))
-    pitch_y = float(np.median(np.linalg.norm(np.diff(centers.reshape(ROWS, COLS, 2), axis=0), axis=2)))
-    pit_radius = _measure_radius(diff, centers, min(pitch_x, pitch_y), config)
     return PitGrid(centers, pit_radius, (w, h), score)
+
+
+def _edge_strength(gray: np.ndarray, diff: np.ndarray) -> np.ndarray:
+    """Edge magnitude of brightness and of the difference from the surface (rims show in one or both)."""
+    g = cv2.GaussianBlur(gray, (0, 0), 1.0).astype(np.float32)
+    d = cv2.GaussianBlur(diff, (0, 0), 1.0)
+    mag = cv2.magnitude(cv2.Sobel(g, cv2.CV_32F, 1, 0), cv2.Sobel(g, cv2.CV_32F, 0, 1))
+    mag += cv2.magnitude(cv2.Sobel(d, cv2.CV_32F, 1, 0), cv2.Sobel(d, cv2.CV_32F, 0, 1))
+    return np.asarray(mag)
+
+
+def _ring_scores(edges: np.ndarray, centres: np.ndarray, offsets: np.ndarray, radii: np.ndarray) -> np.ndarray:
+    """Mean edge strength on circles: (pits, offsets, radii)."""
+    h, w = edges.shape
+    angles = np.linspace(0, 2 * np.pi, 24, endpoint=False)
+    ring = np.stack([np.cos(angles), np.sin(angles)], axis=1)  # (A, 2)
+    pts = (centres[:, None, None, None, :] + offsets[None, :, None, None, :]
+           + radii[None, None, :, None, None] * ring[None, None, None, :, :])
+    xs = np.clip(np.rint(pts[..., 0]).astype(np.int32), 0, w - 1)
+    ys = np.clip(np.rint(pts[..., 1]).astype(np.int32), 0, h - 1)
+    samples = edges[ys, xs]
+    # The median over the circle, not the mean: a rim must be edgy all round, not in one spot.
+    return np.asarray(np.median(samples, axis=3) + 0.5 * samples.mean(axis=3))
+
+
+def _fit_rims(edges: np.ndarray, nominal: np.ndarray, pitch: float, config: GridConfig) -> tuple[np.ndarray, float]:
+    """Pit centres (32, 2) and one common pit radius from the rim edges.
+
+    Coarse to fine: each pit's best circle over offsets and radii; then the common
+    radius is the largest one nearly as good as the best (the rim is the outermost
+    circle: seeds inside make smaller circles too); then each centre is refined at
+    that radius.
+    """
+    search = config.search_of_pitch * pitch
+    step = max(1.0, search / 5)
+    grid1 = np.arange(-search, search + 1e-6, step)
+    offsets = np.stack(np.meshgrid(grid1, grid1), axis=-1).reshape(-1, 2)
+    radii = np.linspace(config.min_radius_of_pitch, config.max_radius_of_pitch, 9) * pitch
+    scores = _ring_scores(edges, nominal, offsets, radii)  # (P, O, R)
+    per_radius = np.median(scores.max(axis=1), axis=0)
+    good = np.nonzero(per_radius >= config.rim_score_keep * per_radius.max())[0]
+    r_index = int(good.max())
+    radius = float(radii[r_index])
+    best = offsets[np.argmax(scores[:, :, r_index], axis=1)]
+    fine = np.arange(-step, step + 1e-6, max(0.5, step / 3))
+    fine_offsets = np.stack(np.meshgrid(fine, fine), axis=-1).reshape(-1, 2)
+    fine_radii = radius + np.linspace(-0.5, 0.5, 5) * (radii[1] - radii[0])
+    centres = nominal + best
+    scores = _ring_scores(edges, centres, fine_offsets, fine_radii)
+    radius = float(fine_radii[int(np.argmax(np.median(scores.max(axis=1), axis=0)))])
+    k = int(np.argmin(np.abs(fine_radii - radius)))
+    centres = centres + fine_offsets[np.argmax(scores[:, :, k], axis=1)]
+    return centres, radius
 
 
 def _measure_radius(diff: np.ndarray, centers: np.ndarray, pitch: float, config: GridConfig) -> float:

@@ -185,7 +185,10 @@ class BoardReader:
             return finish(NO_BOARD, detail or "no board found")
         corners_out = location.corners_px / scale
 
-        board = rectify(image, location.corners_px, config=self.config.rectify)
+        size = None
+        if location.method == "calibration" and self.calibration is not None:
+            size = self.calibration.rectified_size_px()
+        board = rectify(image, location.corners_px, config=self.config.rectify, size_px=size)
         t = lap("rectify", t)
 
         grid = self._grid_for(board, location)

@@ -10,14 +10,53 @@ import numpy as np
 
 @dataclass(frozen=True)
 class RectifyConfig:
-    """Size of the top-down board image (the board's long side runs along its width)."""
+    """Size of the top-down board image (the board's long side runs along its width).
+
+    The height follows the board's true proportions, measured from the perspective
+    of its corners (:func:`board_aspect`), so round pits stay round.
+    """
 
     width_px: int = 512
-    height_px: int = 256
+    default_aspect: float = 2.0  # width / height when the perspective cannot tell
+    min_aspect: float = 1.4
+    max_aspect: float = 3.2
 
-    @property
-    def size_px(self) -> tuple[int, int]:
-        return (self.width_px, self.height_px)
+    def size_px(self, aspect: float | None = None) -> tuple[int, int]:
+        a = self.default_aspect if aspect is None else float(np.clip(aspect, self.min_aspect, self.max_aspect))
+        return (self.width_px, int(round(self.width_px / a)))
+
+
+def board_aspect(corners_px: np.ndarray, image_size: tuple[int, int]) -> float | None:
+    """Width/height of the real rectangle seen as this quad (TL,TR,BR,BL), or None if unknown.
+
+    Zhang & He's whiteboard method: with square pixels and the principal point at
+    the image centre, the quad fixes the focal length and the true aspect ratio.
+    """
+    w, h = image_size
+    c = np.asarray(corners_px, np.float64).reshape(4, 2) - [w / 2.0, h / 2.0]
+    m1, m2, m4, m3 = (np.array([x, y, 1.0]) for x, y in c)  # m1 TL, m2 TR, m4 BR, m3 BL
+    den2 = float(np.dot(np.cross(m2, m4), m3))
+    den3 = float(np.dot(np.cross(m3, m4), m2))
+    if abs(den2) < 1e-9 or abs(den3) < 1e-9:
+        return None
+    k2 = float(np.dot(np.cross(m1, m4), m3)) / den2
+    k3 = float(np.dot(np.cross(m1, m4), m2)) / den3
+    n2 = k2 * m2 - m1
+    n3 = k3 * m3 - m1
+    scale = max(w, h)
+    n2, n3 = n2 * [1 / scale, 1 / scale, 1], n3 * [1 / scale, 1 / scale, 1]
+    zz = n2[2] * n3[2]
+    f2 = -(n2[0] * n3[0] + n2[1] * n3[1]) / zz if abs(zz) > 1e-9 else -1.0
+    if not 0.05 < f2 < 400.0:
+        # (Near) fronto-parallel or inconsistent: the quad's own proportions are the answer.
+        width = (np.linalg.norm(c[1] - c[0]) + np.linalg.norm(c[2] - c[3])) / 2
+        height = (np.linalg.norm(c[3] - c[0]) + np.linalg.norm(c[2] - c[1])) / 2
+        return float(width / height) if height > 0 else None
+    num = (n2[0] ** 2 + n2[1] ** 2) / f2 + n2[2] ** 2
+    den = (n3[0] ** 2 + n3[1] ** 2) / f2 + n3[2] ** 2
+    if den <= 0 or num <= 0:
+        return None
+    return float(np.sqrt(num / den))
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,12 +81,16 @@ def board_from_image(corners_px: np.ndarray, size_px: tuple[int, int]) -> np.nda
     return cv2.getPerspectiveTransform(corners.astype(np.float32), target.astype(np.float32)).astype(np.float64)
 
 
-def rectify(image_bgr: np.ndarray, corners_px: np.ndarray, *, config: RectifyConfig = RectifyConfig()) -> RectifiedBoard:
-    """Warp the board to a ``config.width_px`` x ``config.height_px`` top-down image."""
+def rectify(image_bgr: np.ndarray, corners_px: np.ndarray, *, config: RectifyConfig = RectifyConfig(),
+            size_px: tuple[int, int] | None = None) -> RectifiedBoard:
+    """Warp the board to a top-down image ``size_px`` (default: ``config.width_px`` wide, true proportions)."""
     if image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
         raise ValueError(f"expected an (H, W, 3) BGR image, got shape {image_bgr.shape}")
-    matrix = board_from_image(corners_px, config.size_px)
+    if size_px is None:
+        h, w = image_bgr.shape[:2]
+        size_px = config.size_px(board_aspect(corners_px, (w, h)))
+    matrix = board_from_image(corners_px, size_px)
     # INTER_LINEAR is enough: the board usually covers more camera pixels than the warp keeps.
-    warped = cv2.warpPerspective(image_bgr, matrix, config.size_px, flags=cv2.INTER_LINEAR,
+    warped = cv2.warpPerspective(image_bgr, matrix, size_px, flags=cv2.INTER_LINEAR,
                                  borderMode=cv2.BORDER_REPLICATE)
     return RectifiedBoard(warped, matrix)
