@@ -1,14 +1,142 @@
-"""Sub-commands of `omweso-cam` owned by the synth feature (placeholder until it lands)."""
+"""`omweso-cam render ...`: synthetic stills, filmed games and the sample corpus."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from pathlib import Path
 from typing import Any
 
 
+def _size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT like 1280x720, got {text!r}") from exc
+    if w < 64 or h < 64:
+        raise argparse.ArgumentTypeError(f"image size {text!r} is too small (min 64x64)")
+    return w, h
+
+
+def _plies(text: str) -> list[int]:
+    try:
+        return [int(v) for v in text.split(",") if v.strip()]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected ply numbers like 2,4, got {text!r}") from exc
+
+
 def register(subparsers: Any) -> None:
-    del subparsers  # nothing registered yet
+    render = subparsers.add_parser("render", help="render synthetic board images with ground truth")
+    sub = render.add_subparsers(dest="render_command", metavar="WHAT", required=True)
+    styles = ("default", "unseen")
+
+    stills = sub.add_parser("stills", help="random stills (JPEG + JSON truth per image)")
+    stills.add_argument("--out", type=Path, required=True, help="output folder")
+    stills.add_argument("--count", type=int, default=20, help="number of images (default 20)")
+    stills.add_argument("--seed", type=int, default=0)
+    stills.add_argument("--style", choices=styles, default="default",
+                        help="'unseen': held-out seed colours, woods, tables and light")
+    stills.set_defaults(func=_stills)
+
+    seq = sub.add_parser("sequence", help="film a random game: frames + truth.json")
+    seq.add_argument("--out", type=Path, required=True, help="output folder")
+    seq.add_argument("--seed", type=int, default=0)
+    seq.add_argument("--plies", type=int, default=8)
+    seq.add_argument("--rules", default="seed", help="rules preset (seed | traditional)")
+    seq.add_argument("--start", default=None, help="initial position (default: the standard set-up)")
+    seq.add_argument("--illegal-at", type=int, default=None, metavar="PLY",
+                     help="stage an illegal sowing (then restore the board) before this ply")
+    seq.add_argument("--pause-plies", type=_plies, default=None, metavar="2,4",
+                     help="plies with a mid-move pause (default: random)")
+    seq.add_argument("--size", type=_size, default=(960, 540), help="frame size WxH (default 960x540)")
+    seq.add_argument("--fps", type=float, default=4.0)
+    seq.add_argument("--style", choices=styles, default="default")
+    seq.add_argument("--video", type=Path, default=None, help="also write the frames as an MP4 here")
+    seq.set_defaults(func=_sequence)
+
+    corpus = sub.add_parser("corpus", help="regenerate the sample corpus (sample_images/)")
+    corpus.add_argument("--out", type=Path, required=True)
+    corpus.add_argument("--seed", type=int, default=2026)
+    corpus.add_argument("--style", choices=styles, default="default")
+    corpus.add_argument("--stills-only", action="store_true", help="skip the filmed games and the demo video")
+    corpus.set_defaults(func=_corpus)
+
+    speed = sub.add_parser("speed", help="measure render time per frame")
+    speed.add_argument("--count", type=int, default=10)
+    speed.add_argument("--size", type=_size, default=(1280, 720))
+    speed.set_defaults(func=_speed)
 
 
-def _unused(args: argparse.Namespace) -> int:  # pragma: no cover
+def _stills(args: argparse.Namespace) -> int:
+    from omweso_cam.vision.synth.corpus import CorpusPlan, render_stills
+
+    if args.count < 1:
+        print("--count must be at least 1", file=sys.stderr)
+        return 2
+    # the same mix as the corpus, scaled to --count
+    n = args.count
+    parts = [round(n * f) for f in (0.18, 0.2, 0.34, 0.1)]
+    plan = CorpusPlan(
+        standard=parts[0], free_setup=parts[1], mid_game=parts[2], no_board=parts[3],
+        occluded=max(0, n - sum(parts)), sequences=False, demo=False,
+    )
+    index = render_stills(args.out, seed=args.seed, style=args.style, plan=plan,
+                          progress=lambda k, total: print(f"\r{k}/{total}", end="", file=sys.stderr))
+    print(file=sys.stderr)
+    print(json.dumps({"out": str(args.out), "images": len(index)}))
+    return 0
+
+
+def _sequence(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from omweso_cam.rules import NotationError, Position, RuleSet, RuleSetError
+    from omweso_cam.vision.synth.scene import Scene
+    from omweso_cam.vision.synth.sequence import (
+        SequenceConfig,
+        SequenceError,
+        render_sequence,
+        write_video,
+    )
+
+    try:
+        rules = RuleSet.preset(args.rules)
+        initial = Position.standard() if args.start is None else Position.from_notation(args.start)
+    except (NotationError, RuleSetError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    rng = np.random.default_rng(args.seed)
+    scene = Scene.random(rng, style=args.style, image_size_px=args.size, jpeg_quality=0,
+                         focus_blur_px=0.0, motion_blur_px=0.0)
+    try:
+        truth = render_sequence(
+            args.out, rules=rules, initial=initial, scene=scene, rng=rng, plies=args.plies,
+            illegal_at_ply=args.illegal_at, pause_plies=args.pause_plies, config=SequenceConfig(fps=args.fps),
+        )
+        if args.video is not None:
+            write_video(args.out, args.video, fps=args.fps)
+    except SequenceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps({"out": str(args.out), "frames": truth["frame_count"], "moves": truth["moves"]}))
+    return 0
+
+
+def _corpus(args: argparse.Namespace) -> int:
+    from omweso_cam.vision.synth.corpus import CorpusPlan, clear, render_corpus
+
+    clear(args.out)
+    plan = CorpusPlan(sequences=not args.stills_only, demo=not args.stills_only)
+    summary = render_corpus(args.out, seed=args.seed, style=args.style, plan=plan,
+                            progress=lambda msg: print(f"== {msg}", file=sys.stderr))
+    print(json.dumps(summary))
+    return 0
+
+
+def _speed(args: argparse.Namespace) -> int:
+    from omweso_cam.vision.synth.corpus import measure_speed
+
+    result = measure_speed(count=args.count, size_px=args.size)
+    print(json.dumps({k: round(v, 1) for k, v in result.items()}))
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -214,3 +215,81 @@ def test_bad_positions_are_refused() -> None:
         render_board((-1,) + (0,) * 31, scene=scene, rng=np.random.default_rng(0))
     with pytest.raises(TypeError):
         Scene.random(np.random.default_rng(0), colour="red")
+
+
+# ---- filmed games -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def filmed_game(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
+    rules = pytest.importorskip("omweso_cam.rules")
+    from omweso_cam.vision.synth.sequence import SequenceConfig, render_sequence
+
+    out = tmp_path_factory.mktemp("game")
+    scene = Scene.random(np.random.default_rng(90), image_size_px=(320, 180), jpeg_quality=0)
+    config = SequenceConfig(setup_frames=2, stable_frames=2, hand_frames_per_move=2, pause_frames=2)
+    truth = render_sequence(
+        out, rules=rules.RuleSet.preset("seed"), initial=rules.Position.standard(), scene=scene,
+        rng=np.random.default_rng(91), plies=4, illegal_at_ply=3, pause_plies=[2], config=config,
+    )
+    return out, truth
+
+
+def test_sequence_moves_are_legal_and_positions_chain(filmed_game: tuple[Path, dict]) -> None:
+    from omweso_cam.rules import Position, RuleSet, apply_move
+
+    out, truth = filmed_game
+    on_disk = json.loads((out / "truth.json").read_text())
+    assert on_disk["moves"] == truth["moves"] and len(truth["moves"]) == 4
+    rules = RuleSet.preset(on_disk["rules"])
+    position = Position.from_notation(on_disk["initial"])
+    for ply in on_disk["plies"]:
+        position = apply_move(position, ply["move"], rules).position
+        assert position.notation() == ply["after"]
+        frame = on_disk["frames"][ply["frame"]]
+        assert frame["phase"] == "stable" and frame["board"] == position.notation(short=True).split()[0]
+    assert on_disk["positions"][-1] == position.notation()
+
+
+def test_sequence_frames_exist_and_match_their_truth(filmed_game: tuple[Path, dict]) -> None:
+    out, truth = filmed_game
+    frames = truth["frames"]
+    assert len(frames) == truth["frame_count"] == len(list(out.glob("frame_*.jpg")))
+    for f in frames:
+        image = cv2.imread(str(out / f["file"]))
+        assert image is not None and image.shape == (180, 320, 3)
+        assert sum(f["counts"]) + f["in_hand"] == 64, f"frame {f['index']}: seeds lost"
+        if f["phase"] in ("setup", "stable", "restored", "illegal_stable", "pause"):
+            assert not f["hand_visible"]
+    phases = [p["phase"] for p in truth["phases"]]
+    assert phases[0] == "setup" and phases[-1] == "stable"
+    # phase ranges tile the frames in order
+    ends = [(p["start"], p["end"]) for p in truth["phases"]]
+    assert ends[0][0] == 0 and ends[-1][1] == len(frames) - 1
+    assert all(b[0] == a[1] + 1 for a, b in itertools.pairwise(ends))
+
+
+def test_sequence_pause_shows_a_part_sown_board(filmed_game: tuple[Path, dict]) -> None:
+    _, truth = filmed_game
+    assert [p["ply"] for p in truth["pauses"]] == [2]
+    pause = truth["pauses"][0]
+    assert pause["in_hand"] > 0
+    for k in range(pause["frames"][0], pause["frames"][1] + 1):
+        frame = truth["frames"][k]
+        assert frame["phase"] == "pause" and sum(frame["counts"]) == 64 - pause["in_hand"] < 64
+
+
+def test_sequence_illegal_sowing_is_illegal_then_restored(filmed_game: tuple[Path, dict]) -> None:
+    from omweso_cam.rules import Position, RuleSet, successors
+
+    _, truth = filmed_game
+    [event] = truth["events"]
+    assert event["kind"] == "illegal_sowing" and event["ply"] == 3
+    before = Position.from_notation(event["position"])
+    legal_boards = {o.position.board for _, o in successors(before, RuleSet.preset("seed"))}
+    observed = tuple(int(c) for row in event["observed"].split("/") for c in row.split(","))
+    assert sum(observed) == 64 and observed not in legal_boards and observed != before.board
+    frames = truth["frames"]
+    assert frames[event["frame"]]["board"] == event["observed"]
+    assert frames[event["restored_frame"]]["board"] == before.notation(short=True).split()[0]
+    assert truth["plies"][2]["frame"] > event["restored_frame"]

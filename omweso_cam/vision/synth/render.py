@@ -167,7 +167,7 @@ class BoardRenderer:
             grain_period_mm=scene.grain_period_mm,
             waviness=scene.grain_waviness,
         )[..., ::-1].copy()  # BGR
-        light = self.light
+        light = [float(v) for v in self.light]  # python floats keep float32 arrays float32
         light_bgr = np.asarray(scene.light_rgb[::-1], np.float32)
         amb = np.float32(scene.ambient)
         cam = self.camera.centre_mm
@@ -175,7 +175,7 @@ class BoardRenderer:
         rows = (np.arange(h, dtype=np.float32) + 0.5)[:, None]
         gx, gy = frame.to_mm(cols, rows)
         # flat top: diffuse plus a varnish sheen that moves with the viewpoint
-        vx, vy, vz = cam[0] - gx, cam[1] - gy, np.float32(cam[2])
+        vx, vy, vz = float(cam[0]) - gx, float(cam[1]) - gy, np.float32(cam[2])
         vlen = np.sqrt(vx * vx + vy * vy + vz * vz)
         hx, hy, hz = vx / vlen + light[0], vy / vlen + light[1], vz / vlen + light[2]
         hz_n = hz / np.sqrt(hx * hx + hy * hy + hz * hz)
@@ -199,11 +199,12 @@ class BoardRenderer:
         return self._base
 
     def _draw_pits(
-        self, tex: np.ndarray, albedo: np.ndarray, opening: np.ndarray, frame: TextureFrame, cam: np.ndarray
+        self, tex: np.ndarray, albedo: np.ndarray, opening: np.ndarray, frame: TextureFrame, cam_mm: np.ndarray
     ) -> None:
         scene, b = self.scene, self.board
         s = frame.px_per_mm
-        light = self.light
+        light = [float(v) for v in self.light]  # python floats keep float32 arrays float32
+        cam = tuple(float(v) for v in cam_mm)
         light_bgr = np.asarray(scene.light_rgb[::-1], np.float32)
         amb = scene.ambient
         rx, ry = b.pit_radius_x_mm, b.pit_radius_y_mm
@@ -212,7 +213,7 @@ class BoardRenderer:
         czs = -b.pit_depth_mm + rs  # sphere centre height
         h, w = tex.shape[:2]
         for i in range(32):
-            cx, cy = b.pit_centres_mm[i]
+            cx, cy = (float(v) for v in b.pit_centres_mm[i])
             c0, r0 = frame.to_px(cx - rx - 2, cy + ry + 2)
             c1, r1 = frame.to_px(cx + rx + 2, cy - ry - 2)
             x0, y0, x1, y1 = max(int(c0), 0), max(int(r0), 0), min(int(c1) + 2, w), min(int(r1) + 2, h)
@@ -290,6 +291,7 @@ class BoardRenderer:
         *,
         hand: bool | None = None,
         hand_target_mm: tuple[float, float] | None = None,
+        hand_from: str | None = None,
         in_hand: int = 0,
         jitter: np.ndarray | None = None,
         keep_layout: bool = True,
@@ -301,6 +303,7 @@ class BoardRenderer:
         """
         scene = self.scene
         show_hand = scene.hand if hand is None else hand
+        hand_scene = scene if hand_from is None else scene.with_(hand_from=hand_from)
         camera = self.camera if jitter is None else look_at_camera(scene, self.board, jitter=jitter)
         w, h = scene.image_size_px
         light_rng = np.random.default_rng(scene.texture_seed + 2)
@@ -308,7 +311,7 @@ class BoardRenderer:
             image = self._table_for(camera).copy()
             alpha = None
             if show_hand:
-                alpha = scenery.draw_hand(image, self.board, camera, scene, self.light, rng, hand_target_mm)
+                alpha = scenery.draw_hand(image, self.board, camera, hand_scene, self.light, rng, hand_target_mm)
             scenery.apply_light(image, scene, light_rng)
             out = scenery.apply_camera(image, scene, camera, rng, self._undistort_maps(camera))
             out = scenery.jpeg_roundtrip(out, scene.jpeg_quality)
@@ -339,7 +342,7 @@ class BoardRenderer:
 
         hand_alpha = None
         if show_hand:
-            hand_alpha = scenery.draw_hand(image, self.board, camera, scene, self.light, rng, hand_target_mm)
+            hand_alpha = scenery.draw_hand(image, self.board, camera, hand_scene, self.light, rng, hand_target_mm)
         scenery.apply_light(image, scene, light_rng)
 
         centres_u = camera.project(self.board.pit_centres_mm, distort=False)

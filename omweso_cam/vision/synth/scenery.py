@@ -12,7 +12,7 @@ from omweso_cam.vision.synth.geometry import BoardGeometry, Camera
 from omweso_cam.vision.synth.scene import Scene
 
 #: Largest side of a background texture (px).
-_MAX_BACKGROUND_PX = 2400
+_MAX_BACKGROUND_PX = 1800
 
 
 def table_homography(camera: Camera, table_z_mm: float) -> np.ndarray:
@@ -38,7 +38,7 @@ def render_table(
     lo = np.clip(mm.min(axis=0) - 20.0, -6000, 6000)
     hi = np.clip(mm.max(axis=0) + 20.0, -6000, 6000)
     extent = hi - lo
-    px_per_mm = float(min(1.4 * w / max(extent[0], 1.0), _MAX_BACKGROUND_PX / max(extent.max(), 1.0)))
+    px_per_mm = float(min(1.1 * w / max(extent[0], 1.0), _MAX_BACKGROUND_PX / max(extent.max(), 1.0)))
     px_per_mm = max(px_per_mm, 0.05)
     size = (max(8, int(extent[1] * px_per_mm)), max(8, int(extent[0] * px_per_mm)))
     kind = scene.background
@@ -207,16 +207,18 @@ def draw_hand(
     ang = math.degrees(math.atan2(forward_img[1], forward_img[0]))
     palm_axes = (int(52 * k_scale * px_per_mm), int(44 * k_scale * px_per_mm))
     cv2.ellipse(mask, (int(palm_c[0]), int(palm_c[1])), palm_axes, ang, 0, 360, 255, -1, cv2.LINE_AA)
-    finger_w = max(2, int(19 * k_scale * px_per_mm))
-    curl = rng.uniform(0.3, 1.0)
+    finger_w = max(2, int(20 * k_scale * px_per_mm))
+    curl = rng.uniform(0.0, 1.0)  # 0: fist closed round the seeds, 1: fingers out
+    spread = rng.uniform(0.0, 0.25)
     for f in range(4):
-        off = (f - 1.5) * 21 * k_scale * px_per_mm
-        base = palm_c + forward_img * 40 * k_scale * px_per_mm + side_img * off
-        tip = base + forward_img * (55 * curl + 10) * k_scale * px_per_mm + side_img * off * 0.15
+        off = (f - 1.5) * 18.5 * k_scale * px_per_mm
+        base = palm_c + forward_img * 36 * k_scale * px_per_mm + side_img * off
+        length = (18 + 40 * curl) * (1.0 - 0.12 * abs(f - 1.2)) * k_scale * px_per_mm
+        tip = base + forward_img * length + side_img * off * spread
         cv2.line(mask, (int(base[0]), int(base[1])), (int(tip[0]), int(tip[1])), 255, finger_w, cv2.LINE_AA)
     thumb_side = 1 if rng.random() < 0.5 else -1
-    t0 = palm_c + side_img * thumb_side * 35 * k_scale * px_per_mm
-    t1 = t0 + (forward_img * 0.7 + side_img * thumb_side * 0.5) * 50 * k_scale * px_per_mm
+    t0 = palm_c + side_img * thumb_side * 34 * k_scale * px_per_mm
+    t1 = t0 + (forward_img * 0.8 + side_img * thumb_side * 0.35) * (30 + 15 * curl) * k_scale * px_per_mm
     cv2.line(mask, (int(t0[0]), int(t0[1])), (int(t1[0]), int(t1[1])), 255, int(finger_w * 1.15), cv2.LINE_AA)
 
     full = cv2.max(mask, sleeve_mask)

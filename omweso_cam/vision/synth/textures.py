@@ -78,12 +78,12 @@ def wood(
 def cloth(rng: np.random.Generator, shape: tuple[int, int], *, px_per_mm: float, rgb: RGB) -> np.ndarray:
     """Woven cloth: fine weave, lint noise and soft folds."""
     h, w = shape
-    ys = np.arange(h, dtype=np.float32)[:, None]
-    xs = np.arange(w, dtype=np.float32)[None, :]
     period = max(2.0, 1.2 * px_per_mm)
-    weave = np.float32(0.04) * (np.sin(xs * (2 * math.pi / period)) * np.sin(ys * (2 * math.pi / period)))
-    folds = smooth_noise(rng, shape, 120.0 * px_per_mm) * np.float32(0.12)
-    lint = rng.standard_normal(shape).astype(np.float32) * np.float32(0.03)
+    sin_y = np.sin(np.arange(h, dtype=np.float32) * np.float32(2 * math.pi / period))[:, None]
+    sin_x = np.sin(np.arange(w, dtype=np.float32) * np.float32(2 * math.pi / period))[None, :]
+    weave = np.float32(0.04) * sin_y * sin_x
+    folds = smooth_noise(rng, shape, 120.0 * px_per_mm) * np.float32(0.06)
+    lint = rng.standard_normal(shape, dtype=np.float32) * np.float32(0.03)
     shade = 1.0 + weave + folds + lint
     return np.asarray(np.clip(shade[..., None] * rgb01(rgb)[None, None, :], 0.0, 1.0), dtype=np.float32)
 

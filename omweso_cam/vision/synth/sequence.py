@@ -1,0 +1,364 @@
+"""Film a whole synthetic game: frame folders (JPEG) plus a ``truth.json`` of what happened.
+
+A game as a camera sees it: stable frames of the set-up; per move, frames with a hand
+over the board while the seeds are part-way sown (boards from the rules engine's
+`sowing_states`), sometimes a pause mid-move with the hand away, then stable frames of
+the new position. Optionally an illegal sowing (correct start, wrong from lap 2 on) that
+stays on the board for a while and is then put back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from omweso_cam.rules import (
+    CIRCUIT,
+    Move,
+    Position,
+    RuleSet,
+    Side,
+    SowingState,
+    apply_move,
+    sowing_states,
+    square_index,
+    square_name,
+    successors,
+)
+from omweso_cam.vision.synth.render import BoardRenderer, Truth, board_notation
+from omweso_cam.vision.synth.scene import Scene
+
+#: Format tag of a sequence ``truth.json``.
+FORMAT = "omweso-cam-sequence"
+VERSION = 1
+
+
+class SequenceError(ValueError):
+    """A sequence cannot be made as asked (bad moves, a game that ends too soon...)."""
+
+
+@dataclass(frozen=True)
+class SequenceConfig:
+    """How a game is filmed (frame counts per phase, camera shake, output)."""
+
+    fps: float = 4.0
+    setup_frames: int = 6
+    stable_frames: int = 4
+    hand_frames_per_move: int = 4  # frames during the sowing, spread over the move
+    pause_probability: float = 0.3  # chance a move has a mid-move pause with the hand away
+    pause_frames: int = 3
+    illegal_stable_frames: int = 5
+    jitter_px: float = 0.6  # camera shake between frames (std. dev.)
+    jitter_deg: float = 0.08
+    jpeg_quality: int = 85
+    frame_noise: bool = True
+
+
+@dataclass
+class _Film:
+    """Frames written so far and what they show."""
+
+    out_dir: Path
+    renderer: BoardRenderer
+    rng: np.random.Generator
+    config: SequenceConfig
+    frames: list[dict[str, Any]] = field(default_factory=list)
+    phases: list[dict[str, Any]] = field(default_factory=list)
+
+    def shoot(
+        self,
+        board: Sequence[int],
+        phase: str,
+        ply: int,
+        *,
+        hand_pit: int | None = None,
+        hand_from: str = "south",
+        in_hand: int = 0,
+    ) -> Truth:
+        cfg = self.config
+        jitter = np.array(
+            [
+                self.rng.normal(0, cfg.jitter_deg),
+                self.rng.normal(0, cfg.jitter_deg),
+                self.rng.normal(0, cfg.jitter_deg),
+                self.rng.normal(0, cfg.jitter_px),
+                self.rng.normal(0, cfg.jitter_px),
+                self.rng.normal(0, 0.002),
+            ]
+        )
+        target = None
+        if hand_pit is not None:
+            centre = self.renderer.board.pit_centres_mm[hand_pit]
+            target = (float(centre[0] + self.rng.normal(0, 8)), float(centre[1] + self.rng.normal(0, 8)))
+        image, truth = self.renderer.render(
+            tuple(board),
+            self.rng,
+            hand=hand_pit is not None,
+            hand_target_mm=target,
+            hand_from=hand_from,
+            in_hand=in_hand,
+            jitter=jitter,
+        )
+        index = len(self.frames)
+        name = f"frame_{index:05d}.jpg"
+        cv2.imwrite(str(self.out_dir / name), image, [cv2.IMWRITE_JPEG_QUALITY, cfg.jpeg_quality])
+        record = truth.to_json()
+        record.pop("scene")
+        record.pop("image_size")
+        self.frames.append(
+            {"index": index, "file": name, "timestamp_s": round(index / cfg.fps, 3), "phase": phase, "ply": ply, **record}
+        )
+        if self.phases and self.phases[-1]["phase"] == phase and self.phases[-1]["ply"] == ply:
+            self.phases[-1]["end"] = index
+        else:
+            self.phases.append({"phase": phase, "ply": ply, "start": index, "end": index})
+        return truth
+
+
+def _spread(states: Sequence[SowingState], count: int, rng: np.random.Generator) -> list[int]:
+    """``count`` state indices spread over the move (never the last, final state)."""
+    n = len(states) - 1
+    if n <= 0:
+        return []
+    picks = np.linspace(0, n - 1, min(count, n)) + rng.uniform(-0.4, 0.4, min(count, n))
+    return sorted({int(np.clip(round(p), 0, n - 1)) for p in picks})
+
+
+def _side_name(side: Side) -> str:
+    return "south" if side is Side.SOUTH else "north"
+
+
+def wrong_sowing(position: Position, move: Move, rules: RuleSet) -> tuple[list[SowingState], tuple[int, ...]] | None:
+    """A plausible illegal sowing of ``move``: correct up to its second lap, then one pit skipped.
+
+    Returns (the states a camera sees, the final illegal board), or None when the move
+    has no second lap or the mistake happens to give a legal result.
+    """
+    states = list(sowing_states(position, move, rules))
+    start = next((k for k, s in enumerate(states) if s.lap == 1 and s.event == "lift"), None)
+    if start is None:
+        return None
+    lift = states[start]
+    side = position.side_to_move
+    circuit = CIRCUIT[side]
+    board = list(lift.board)
+    hand = lift.in_hand
+    pos = circuit.index(square_index(lift.pit))
+    wrong = states[: start + 1]
+    pos = (pos + 1) % 16  # the skipped pit
+    while hand > 0:
+        pos = (pos + 1) % 16
+        board[circuit[pos]] += 1
+        hand -= 1
+        wrong.append(SowingState(tuple(board), hand, 1, square_name(circuit[pos]), "drop"))
+    final = tuple(board)
+    legal_boards = {o.position.board for _, o in successors(position, rules)}
+    if final in legal_boards or final == position.board:
+        return None
+    return wrong, final
+
+
+def render_sequence(
+    out_dir: Path | str,
+    *,
+    rules: RuleSet,
+    initial: Position,
+    scene: Scene,
+    rng: np.random.Generator,
+    plies: int = 8,
+    moves: Sequence[Move | str] | None = None,
+    illegal_at_ply: int | None = None,
+    pause_plies: Sequence[int] | None = None,
+    config: SequenceConfig | None = None,
+) -> dict[str, Any]:
+    """Film a game into ``out_dir`` (JPEG frames + ``truth.json``); returns the truth dict.
+
+    ``moves`` fixes the moves (else random legal moves are played, ``plies`` of them,
+    fewer if the game ends). ``illegal_at_ply`` (1-based) stages an illegal sowing
+    before that ply's real move; ``pause_plies`` forces mid-move pauses (else they
+    happen with ``config.pause_probability``).
+    """
+    cfg = config or SequenceConfig()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("frame_*.jpg"):
+        old.unlink()
+    film = _Film(out, BoardRenderer(scene), rng, cfg)
+    if not cfg.frame_noise:
+        film.renderer.scene = scene.with_(noise_sigma=0.0)
+    position = initial
+    for _ in range(cfg.setup_frames):
+        film.shoot(position.board, "setup", 0)
+    played: list[dict[str, Any]] = []
+    illegal_events: list[dict[str, Any]] = []
+    pauses: list[dict[str, Any]] = []
+    result: dict[str, Any] | None = None
+    fixed = [Move.parse(m) if isinstance(m, str) else m for m in moves] if moves is not None else None
+    total = len(fixed) if fixed is not None else plies
+    for ply in range(1, total + 1):
+        options = [(m, o) for m, o in successors(position, rules) if not o.never_ending]
+        if fixed is not None:
+            move = fixed[ply - 1]
+            outcome = apply_move(position, move, rules)  # raises IllegalMoveError
+        else:
+            if not options:
+                break
+            move, outcome = options[int(rng.integers(len(options)))]
+        hand_from = _side_name(position.side_to_move)
+        if illegal_at_ply == ply:
+            _film_illegal(film, position, move, options, rules, ply, hand_from, illegal_events)
+        states = sowing_states(position, move, rules)
+        picks = _spread(states, cfg.hand_frames_per_move, rng)
+        pause_at = None
+        forced = pause_plies is not None and ply in pause_plies
+        if forced or (pause_plies is None and rng.random() < cfg.pause_probability):
+            mids = [k for k in range(1, len(states) - 1) if states[k].in_hand > 0]
+            if mids:
+                pause_at = mids[len(mids) // 2]
+                picks = sorted(set(picks) | {pause_at})
+        hand_start = len(film.frames)
+        for k in picks:
+            state = states[k]
+            film.shoot(state.board, "hand", ply, hand_pit=square_index(state.pit), hand_from=hand_from, in_hand=state.in_hand)
+            if k == pause_at:
+                first = len(film.frames)
+                for _ in range(cfg.pause_frames):
+                    film.shoot(state.board, "pause", ply, in_hand=state.in_hand)
+                pauses.append(
+                    {
+                        "ply": ply,
+                        "frames": [first, len(film.frames) - 1],
+                        "board": board_notation(state.board),
+                        "in_hand": state.in_hand,
+                        "lap": state.lap,
+                    }
+                )
+        # the last seed drops with the hand still there, then the hand leaves
+        film.shoot(states[-1].board, "hand", ply, hand_pit=square_index(states[-1].pit), hand_from=hand_from)
+        hand_end = len(film.frames) - 1
+        stable_start = len(film.frames)
+        position = outcome.position
+        for _ in range(cfg.stable_frames):
+            film.shoot(position.board, "stable", ply)
+        played.append(
+            {
+                "ply": ply,
+                "move": str(move),
+                "after": position.notation(),
+                "frame": stable_start,
+                "frames": {"move": [hand_start, hand_end], "stable": [stable_start, len(film.frames) - 1]},
+            }
+        )
+        if outcome.result is not None:
+            r = outcome.result
+            result = {"winner": None if r.winner is None else r.winner.value, "how": r.how, "points": r.points}
+            break
+    h, w = scene.image_size_px[1], scene.image_size_px[0]
+    truth = {
+        "format": FORMAT,
+        "version": VERSION,
+        "rules": rules.name,
+        "initial": initial.notation(),
+        "fps": cfg.fps,
+        "frame_size": [w, h],
+        "frame_count": len(film.frames),
+        "moves": [p["move"] for p in played],
+        "positions": [p["after"] for p in played],
+        "plies": played,
+        "events": illegal_events,
+        "pauses": pauses,
+        "phases": film.phases,
+        "result": result,
+        "scene": scene.to_json(),
+        "config": {k: getattr(cfg, k) for k in cfg.__dataclass_fields__},
+        "frames": film.frames,
+    }
+    (out / "truth.json").write_text(json.dumps(truth, indent=1) + "\n", encoding="utf-8")
+    return truth
+
+
+def _film_illegal(
+    film: _Film,
+    position: Position,
+    move: Move,
+    options: list[tuple[Move, Any]],
+    rules: RuleSet,
+    ply: int,
+    hand_from: str,
+    events: list[dict[str, Any]],
+) -> None:
+    """A wrong sowing (of ``move`` or another move with a second lap), left, then undone."""
+    candidates = [move] + [m for m, _ in options if m != move]
+    wrong = None
+    attempted = move
+    for m in candidates:
+        wrong = wrong_sowing(position, m, rules)
+        if wrong is not None:
+            attempted = m
+            break
+    if wrong is None:
+        raise SequenceError(f"no move of {position.notation()} has a second lap to get wrong")
+    states, final = wrong
+    for k in _spread(states, film.config.hand_frames_per_move + 1, film.rng):
+        s = states[k]
+        film.shoot(s.board, "illegal_hand", ply, hand_pit=square_index(s.pit), hand_from=hand_from, in_hand=s.in_hand)
+    first = len(film.frames)
+    for _ in range(film.config.illegal_stable_frames):
+        film.shoot(final, "illegal_stable", ply)
+    # the referee calls it: the players put the board back as it was before the move
+    diff = [i for i in range(32) if final[i] != position.board[i]]
+    half = list(final)
+    for i in diff[: len(diff) // 2]:
+        half[i] = position.board[i]
+    in_hand = 64 - sum(min(a, b) for a, b in zip(half, position.board, strict=True))
+    partial = [min(a, b) for a, b in zip(half, position.board, strict=True)]
+    restore_start = len(film.frames)
+    film.shoot(partial, "restore", ply, hand_pit=diff[len(diff) // 2], hand_from=hand_from, in_hand=in_hand)
+    film.shoot(position.board, "restore", ply, hand_pit=diff[-1], hand_from=hand_from)
+    restored = len(film.frames)
+    for _ in range(film.config.stable_frames):
+        film.shoot(position.board, "restored", ply)
+    events.append(
+        {
+            "kind": "illegal_sowing",
+            "ply": ply,
+            "frame": first,
+            "frames": [first, first + film.config.illegal_stable_frames - 1],
+            "observed": board_notation(final),
+            "position": position.notation(),
+            "attempted": str(attempted),
+            "restore_frames": [restore_start, restored - 1],
+            "restored_frame": restored,
+        }
+    )
+
+
+def write_video(frames_dir: Path | str, out_path: Path | str, *, fps: float) -> Path:
+    """Encode the ``frame_*.jpg`` of ``frames_dir`` as an MP4 (``mp4v``) video."""
+    files = sorted(Path(frames_dir).glob("frame_*.jpg"))
+    if not files:
+        raise SequenceError(f"no frame_*.jpg in {frames_dir}")
+    first = cv2.imread(str(files[0]))
+    if first is None:
+        raise SequenceError(f"cannot read {files[0]}")
+    h, w = first.shape[:2]
+    out = Path(out_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    writer = cv2.VideoWriter(str(out), cv2.VideoWriter.fourcc(*"mp4v"), fps, (w, h))
+    if not writer.isOpened():
+        raise SequenceError(f"OpenCV cannot write mp4v video to {out}")
+    try:
+        for f in files:
+            frame = cv2.imread(str(f))
+            if frame is None:
+                raise SequenceError(f"cannot read {f}")
+            writer.write(frame)
+    finally:
+        writer.release()
+    return out
