@@ -29,6 +29,9 @@ class ServerConfig:
     connection_limit: int = 1000
     # Seconds an idle keep-alive connection (no request in flight) is kept open.
     channel_timeout_s: int = 60
+    # Bytes queued for one slow viewer before its stream thread waits for the socket to drain:
+    # a slow MJPEG viewer then skips frames instead of piling them up in server memory.
+    outbuf_high_watermark_bytes: int = 256 * 1024
     poll_interval_s: float = 0.5
 
 
@@ -54,6 +57,7 @@ class DashboardServer:
             threads=config.threads,
             connection_limit=config.connection_limit,
             channel_timeout=config.channel_timeout_s,
+            outbuf_high_watermark=config.outbuf_high_watermark_bytes,
             ident="omweso-cam",
             clear_untrusted_proxy_headers=True,
         )

@@ -51,6 +51,13 @@ function renderScore(state) {
   setText("game-number", state.match ? `game ${state.match.game_number} · to ${state.match.target}` : "");
   setText("mode", `${state.mode} · ${state.rules}`);
   setText("camera", state.camera);
+  const notice = document.getElementById("notice");
+  const hints = {
+    no_match: "No match yet: the referee starts one on the Set-up page.",
+    setup: "Set-up: the referee checks the board read by the camera and confirms it on the Set-up page.",
+  };
+  notice.hidden = !hints[state.phase];
+  notice.textContent = hints[state.phase] || "";
   const banner = document.getElementById("result");
   banner.hidden = !state.result;
   banner.textContent = state.result
