@@ -369,7 +369,9 @@ def _where(
         return None, None
     if until < 0:
         until = len(trace.states) - 1
-    after = max([after, *(step for move, step in hint or () if move == name)])
+    hinted = [step for move, step in hint or () if move == name]
+    if hinted:
+        after = min(hinted)  # the furthest point the earlier readings surely reached
     reference = trace.states[until].board
     differing = {square_name(i) for i, (a, b) in enumerate(zip(observed, reference, strict=True)) if a != b}
     # A pit's final count in the move is set by the last step that touches it.

@@ -269,8 +269,8 @@ class Tracker:
             return True
         return False
 
-    def _event(self, kind: str, **data: Any) -> TrackerEvent:
-        return TrackerEvent(kind, self.frame, self.time_s, data)
+    def _event(self, event_kind: str, /, **data: Any) -> TrackerEvent:
+        return TrackerEvent(event_kind, self.frame, self.time_s, data)
 
     # ------------------------------------------------------------------ set-up
 
@@ -555,6 +555,16 @@ class Tracker:
             board[index] = count
             self.setup = read_setup(board, self.rules, self.first)
         return events
+
+    def restore_ply(self, move: str, after: Position, *, frame: int, time_s: float,
+                    laps: tuple[Lap, ...] = ()) -> None:
+        """Re-add a ply already recorded (resuming a stored game); no events, no checks beyond the phase."""
+        if self.phase != PLAYING or self.position is None:
+            raise RefereeError("plies can only be restored into a game being played")
+        before = self.position
+        self.plies.append(PlyRecord(len(self.plies) + 1, move, before.side_to_move, before, after, frame, time_s, laps))
+        self.position = after
+        self._acted_on = ("position", after.board)
 
     # ------------------------------------------------------------------ views
 

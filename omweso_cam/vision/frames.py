@@ -62,6 +62,7 @@ class SourceConfig:
 
     folder_fps: float = 10.0
     realtime: bool = False
+    speed: float = 1.0  # with realtime: 2.0 plays twice as fast
     max_consecutive_bad_reads: int = 5
     reconnect_interval_s: float = 1.0
     reconnect_timeout_s: float = 30.0
@@ -109,13 +110,17 @@ class FrameSource:
 class _Pacer:
     """Sleeps so frames come out at their timestamps (``realtime``), with injectable clock."""
 
-    def __init__(self, enabled: bool, clock: Callable[[], float], sleep: Callable[[float], None]) -> None:
-        self.enabled, self._clock, self._sleep = enabled, clock, sleep
+    def __init__(self, enabled: bool, clock: Callable[[], float], sleep: Callable[[float], None],
+                 speed: float = 1.0) -> None:
+        if speed <= 0:
+            raise SourceError(f"speed must be > 0, got {speed}")
+        self.enabled, self._clock, self._sleep, self._speed = enabled, clock, sleep, speed
         self._start: float | None = None
 
     def wait_until(self, timestamp_s: float) -> None:
         if not self.enabled:
             return
+        timestamp_s /= self._speed
         now = self._clock()
         if self._start is None:
             self._start = now - timestamp_s
@@ -139,7 +144,7 @@ class FolderSource(FrameSource):
         self.fps = config.folder_fps
         self._entries = sorted((p for p in folder.iterdir() if not p.is_dir()), key=_natural_key)
         self.len_hint = sum(p.suffix.lower() in IMAGE_SUFFIXES for p in self._entries)
-        self._pacer = _Pacer(config.realtime, clock, sleep)
+        self._pacer = _Pacer(config.realtime, clock, sleep, config.speed)
         if self.len_hint == 0:
             raise SourceError(f"{folder} holds no images ({', '.join(IMAGE_SUFFIXES)})")
 
@@ -180,7 +185,7 @@ class VideoFileSource(FrameSource):
         self.fps = fps if fps > 0 else None
         count = int(self._capture.get(7))  # cv2.CAP_PROP_FRAME_COUNT
         self.len_hint = count if count > 0 else None
-        self._pacer = _Pacer(config.realtime, clock, sleep)
+        self._pacer = _Pacer(config.realtime, clock, sleep, config.speed)
 
     def __iter__(self) -> Iterator[Frame]:
         index = 0

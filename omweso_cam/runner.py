@@ -1,0 +1,677 @@
+"""The runner wires the data flow: FrameSource -> StabilityMonitor -> BoardReader -> Tracker -> store/events.
+
+Two front ends share it:
+
+* :func:`track_source` - offline: a whole video or frame folder to a game record
+  (the `omweso-cam track` command);
+* :class:`LiveSession` - live: a background thread reads the source while the
+  dashboard reads :meth:`LiveSession.state`, the event bus and the JPEG frames, and
+  the referee acts through its methods (contract: ``notes/session_api.md``).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from omweso_cam.events import EventBus
+from omweso_cam.observation import MOVING, NO_BOARD, STABLE, UNREADABLE, Observation
+from omweso_cam.reconcile.tracker import (
+    GAME_OVER,
+    ILLEGAL_PHASE,
+    MATCH_OVER,
+    MODES,
+    PLAYING,
+    REFEREE_MOVE,
+    SETUP,
+    RefereeError,
+    Tracker,
+    TrackerConfig,
+    TrackerEvent,
+    board_rows,
+    lap_dict,
+    read_setup,
+    result_dict,
+)
+from omweso_cam.rules import GameResult, Match, Move, Position, RuleSet, Side, apply_move
+from omweso_cam.store import MatchRepository
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from omweso_cam.vision.frames import Frame, FrameSource
+    from omweso_cam.vision.pipeline import BoardReader, Reading
+    from omweso_cam.vision.stability import StabilityMonitor
+
+#: Camera states beyond the observation statuses.
+DISCONNECTED = "disconnected"
+ENDED = "ended"
+
+
+@dataclass(frozen=True)
+class RunnerConfig:
+    """How frames are turned into observations and pictures.
+
+    ``confirm_s`` / ``settle_s`` give the tracker's agreement and the stability
+    monitor's quiet period in seconds; they become frame counts from the source's frame
+    rate (at least one frame), so a 4 fps frame folder and a 30 fps camera behave alike.
+    ``max_reads_per_stable_run``: a still board read more often gives no new information.
+    """
+
+    tracker: TrackerConfig = field(default_factory=TrackerConfig)
+    confirm_s: float | None = 0.25
+    settle_s: float | None = 0.1
+    max_reads_per_stable_run: int = 3
+    jpeg_quality: int = 80
+    stream_max_width_px: int = 1280
+    state_every_frames: int = 10  # publish "state" at least this often (clocks tick)
+
+    def for_fps(self, fps: float | None) -> RunnerConfig:
+        """The config with ``confirm_frames`` derived from ``confirm_s`` at ``fps``."""
+        if fps is None or fps <= 0 or self.confirm_s is None:
+            return self
+        frames = max(1, round(self.confirm_s * fps))
+        return replace(self, tracker=replace(self.tracker, confirm_frames=frames))
+
+    def settle_frames(self, fps: float | None) -> int | None:
+        if fps is None or fps <= 0 or self.settle_s is None:
+            return None
+        return max(1, round(self.settle_s * fps))
+
+
+class FrameProcessor:
+    """The vision half of the loop: one frame -> (Observation, Reading | None)."""
+
+    def __init__(self, reader: BoardReader, stability: StabilityMonitor, *, max_reads_per_stable_run: int = 3) -> None:
+        self.reader = reader
+        self.stability = stability
+        self.max_reads = max_reads_per_stable_run
+        self._reads_this_run = 0
+        self._last_observation: Observation | None = None
+        self.last_reading: Reading | None = None
+
+    def process(self, frame: Frame) -> tuple[Observation, Reading | None]:
+        """Classify the frame, and read the board when it is still."""
+        if frame.image is None:
+            self._reads_this_run = 0
+            return Observation(frame.index, frame.timestamp_s, UNREADABLE, detail=frame.error or ""), None
+        motion = self.stability.update(frame.image)
+        if motion != STABLE:
+            self._reads_this_run = 0
+            return Observation(frame.index, frame.timestamp_s, motion), None
+        if self._reads_this_run >= self.max_reads and self._last_observation is not None:
+            last = self._last_observation
+            return replace(last, frame_index=frame.index, timestamp_s=frame.timestamp_s), None
+        reading = self.reader.read(frame.image, frame_index=frame.index, timestamp_s=frame.timestamp_s)
+        self.last_reading = reading
+        if reading.corners_px is not None and reading.status == "ok":
+            h, w = frame.image.shape[:2]
+            self.stability.set_region(reading.corners_px, (w, h))
+        self._reads_this_run += 1
+        self._last_observation = reading.observation if reading.observation.is_stable else None
+        return reading.observation, reading
+
+
+def make_processor(calibration: Any = None, *, config: RunnerConfig = RunnerConfig(),
+                   fps: float | None = None) -> FrameProcessor:
+    """A :class:`FrameProcessor` with the standard reader and stability monitor."""
+    from omweso_cam.vision.pipeline import BoardReader
+    from omweso_cam.vision.stability import StabilityConfig, StabilityMonitor
+
+    settle = config.settle_frames(fps)
+    stability = StabilityMonitor(StabilityConfig(stable_frames=settle) if settle else StabilityConfig())
+    return FrameProcessor(BoardReader(calibration), stability, max_reads_per_stable_run=config.max_reads_per_stable_run)
+
+
+def load_calibration(path: str | Path | None) -> Any:
+    """A vision Calibration from a file, or None."""
+    if path is None:
+        return None
+    from omweso_cam.vision.calibration import Calibration
+
+    return Calibration.load(path)
+
+
+# ---------------------------------------------------------------------- offline tracking
+
+
+def board_text(board: Any) -> str:
+    """``R4/R3/R2/R1`` of 32 counts in image order."""
+    return "/".join(",".join(str(c) for c in board[r * 8 : r * 8 + 8]) for r in range(4))
+
+
+def track_source(
+    source: FrameSource,
+    rules: RuleSet,
+    *,
+    start: Position | None = None,
+    processor: FrameProcessor | None = None,
+    config: RunnerConfig = RunnerConfig(),
+    on_frame: Callable[[Frame], None] | None = None,
+) -> dict[str, Any]:
+    """Track a whole source; the game record of ARCHITECTURE.md (first game of the source).
+
+    Without ``start`` the set-up is read from the first stable frames and confirmed when
+    the first move follows it. Faults of the source are recorded as events.
+    """
+    config = config.for_fps(source.fps)
+    processor = processor or make_processor(config=config, fps=source.fps)
+    tracker = Tracker(rules, initial=start, config=config.tracker)
+    events: list[dict[str, Any]] = []
+    initial = start
+    frames = 0
+    for frame in source:
+        if on_frame is not None:
+            on_frame(frame)
+        if frame.image is None:
+            events.append({"kind": "source_fault", "frame": frame.index, "fault": frame.kind,
+                           "detail": frame.error, "file": frame.name})
+            if frame.kind == "corrupt":
+                tracker.update(Observation(frame.index, frame.timestamp_s, UNREADABLE))
+            continue
+        frames += 1
+        observation, _ = processor.process(frame)
+        for event in tracker.update(observation):
+            if event.kind == "setup_confirmed":
+                initial = Position.from_notation(event.data["position"])
+            elif event.kind == "alarm":
+                data = event.data
+                events.append({
+                    "kind": "illegal_sowing", "frame": data["frame"],
+                    "observed": board_text([c for row in data["observed"] for c in row]),
+                    "position": data["position"], "closest": data["closest"], "differs": data["differs"],
+                    "where": data["where"],
+                })
+            elif event.kind == "alarm_cleared":
+                events.append({"kind": "alarm_cleared", "frame": event.frame, "by": event.data["by"]})
+        if tracker.phase in (GAME_OVER, MATCH_OVER):
+            break
+    return {
+        "rules": rules.name,
+        "options": rules.overrides(),
+        "initial": None if initial is None else initial.notation(),
+        "plies": [{"move": p.move, "after": p.after.notation(), "frame": p.frame} for p in tracker.plies],
+        "events": events,
+        "result": result_dict(tracker.result),
+        "frames": frames,
+    }
+
+
+# ---------------------------------------------------------------------- live session
+
+
+class LiveSession:
+    """The live loop and the referee's controls, for the dashboard (``serve`` / ``demo``).
+
+    Publishes on :attr:`bus`: ``"state"`` (the :meth:`state` dict) on every change,
+    ``"alarm"`` when an illegal sowing is flagged or cleared, ``"ply"`` per committed
+    move and ``"frame"`` ``{"index"}`` per processed frame. Every confirmed ply is in
+    :attr:`repository` before it is published. A session opened on a database with an
+    unfinished match resumes it.
+    """
+
+    def __init__(
+        self,
+        source: str | int | Path | None,
+        *,
+        repository: MatchRepository | str | Path,
+        rules: str = "seed",
+        calibration: str | Path | None = None,
+        config: RunnerConfig = RunnerConfig(),
+        bus: EventBus | None = None,
+        realtime: bool = False,
+        speed: float = 1.0,
+        fps: float | None = None,
+        open_source: Callable[..., FrameSource] | None = None,
+        processor: FrameProcessor | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if speed <= 0 or (fps is not None and fps <= 0):
+            raise ValueError("speed and fps must be > 0")
+        self.bus = bus or EventBus()
+        self.repository = repository if isinstance(repository, MatchRepository) else MatchRepository(repository)
+        self.source_spec = source
+        self.default_rules = rules
+        RuleSet.preset(rules)  # a bad preset name fails here, before any thread starts
+        self.calibration_path = Path(calibration) if calibration is not None else None
+        self.config = config
+        self.realtime = realtime
+        self.speed = speed
+        self.fps = fps
+        self._open_source = open_source
+        self._processor = processor
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._image_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._source: FrameSource | None = None
+        self.tracker: Tracker | None = None
+        self.match_id: int | None = None
+        self.game_id: int | None = None
+        self.mode = "classical"
+        self.players = ("", "")
+        self.camera = NO_BOARD
+        self.frame_index = -1
+        self.time_s = 0.0
+        self.observed: tuple[int, ...] | None = None
+        self.error: str | None = None
+        self._image: np.ndarray | None = None
+        self._reading: Reading | None = None
+        self._jpeg_cache: dict[str, tuple[int, bytes]] = {}
+        self._resume()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Open the source and run the frame loop in a background thread."""
+        if self._thread is not None and self._thread.is_alive():
+            return
+        if self.source_spec is None:
+            raise ValueError("this session has no frame source")
+        from omweso_cam.vision.frames import SourceConfig
+        from omweso_cam.vision.frames import open_source as default_open
+
+        opener = self._open_source or default_open
+        self._source = opener(self.source_spec, config=SourceConfig(
+            realtime=self.realtime, speed=self.speed, **({"folder_fps": self.fps} if self.fps else {})))
+        fps = self._source.fps
+        self.config = self.config.for_fps(fps)
+        if self._processor is None:
+            self._processor = make_processor(load_calibration(self._existing_calibration()), config=self.config, fps=fps)
+        if self.tracker is not None:
+            self.tracker.config = replace(self.tracker.config, confirm_frames=self.config.tracker.confirm_frames)
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="omweso-live", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the loop and release the source (the database stays open for reading)."""
+        self._stop.set()
+        if self._source is not None:
+            self._source.close()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self._thread = None
+
+    def wait(self, timeout_s: float | None = None) -> bool:
+        """Block until the source is exhausted (or ``timeout_s``); whether the loop has ended."""
+        thread = self._thread
+        if thread is None:
+            return True
+        thread.join(timeout_s)
+        return not thread.is_alive()
+
+    def _run(self) -> None:
+        assert self._source is not None and self._processor is not None
+        count = 0
+        try:
+            for frame in self._source:
+                if self._stop.is_set():
+                    break
+                self._handle_frame(frame)
+                count += 1
+                if count % self.config.state_every_frames == 0:
+                    self._publish_state()
+        except Exception as exc:  # the loop must never die silently: record and show it
+            with self._lock:
+                self.error = f"{type(exc).__name__}: {exc}"
+                self._store_event("runner_error", {"error": self.error})
+        with self._lock:
+            self.camera = ENDED
+        self._publish_state()
+
+    def _handle_frame(self, frame: Frame) -> None:
+        assert self._processor is not None
+        if frame.image is None:
+            with self._lock:
+                if frame.kind in ("disconnected", "ended", "ended_early"):
+                    self.camera = DISCONNECTED if frame.kind == "disconnected" else ENDED
+                elif frame.kind == "reconnected":
+                    self.camera = MOVING
+                elif frame.kind == "corrupt":
+                    self.camera = UNREADABLE
+                self._store_event("source_" + frame.kind, {"detail": frame.error, "file": frame.name},
+                                  frame=frame.index)
+            self._publish_state()
+            return
+        observation, reading = self._processor.process(frame)
+        with self._image_lock:
+            self._image = frame.image
+            if reading is not None:
+                self._reading = reading
+        changed = False
+        with self._lock:
+            self.frame_index, self.time_s = frame.index, frame.timestamp_s
+            if self.camera != observation.status:
+                self.camera, changed = observation.status, True
+            if observation.is_stable:
+                counts = observation.counts()
+                if counts != self.observed:
+                    self.observed, changed = counts, True
+            if self.tracker is not None:
+                events = self.tracker.update(observation)
+                if events:
+                    self._apply(events)
+                    changed = True
+        self.bus.publish("frame", {"index": frame.index})
+        if changed:
+            self._publish_state()
+
+    # ------------------------------------------------------------------ tracker events -> store/bus
+
+    def _store_event(self, kind: str, data: dict[str, Any], *, frame: int | None = None) -> None:
+        self.repository.add_event(kind, match_id=self.match_id, game_id=self.game_id,
+                                  frame=self.frame_index if frame is None else frame, time_s=self.time_s,
+                                  data=data)
+
+    def _apply(self, events: list[TrackerEvent]) -> None:
+        """Write the tracker's decisions to the store (committed) and then announce them."""
+        tracker = self.tracker
+        assert tracker is not None
+        for event in events:
+            kind, data = event.kind, event.data
+            if kind == "setup_confirmed" and self.game_id is not None:
+                self.repository.set_initial(self.game_id, data["position"])
+                self._store_event("setup_confirmed", data, frame=event.frame)
+            elif kind == "ply" and self.game_id is not None:
+                self.repository.add_ply(self.game_id, n=data["n"], move=data["move"], side=data["side"],
+                                        after=data["after"], frame=data["frame"], time_s=data["time_s"])
+                if data.get("referee"):
+                    self._store_event("referee_accept", {"after": data["after"]}, frame=event.frame)
+                self.bus.publish("ply", dict(data))
+            elif kind == "alarm":
+                self._store_event("illegal_sowing", data, frame=data["frame"])
+                self.bus.publish("alarm", {"active": True, "alarm": data})
+            elif kind == "alarm_cleared":
+                self._store_event("alarm_cleared", data, frame=event.frame)
+                self.bus.publish("alarm", {"active": False, "alarm": None, "by": data["by"]})
+            elif kind == "game_over" and self.game_id is not None and self.match_id is not None:
+                result = data["result"]
+                self.repository.finish_game(self.game_id, result=result,
+                                            annulled=result is not None and result["how"] == "never_ending")
+                points = data["points"]
+                self.repository.set_match_points(self.match_id, south=points["S"], north=points["N"])
+            elif kind == "match_over" and self.match_id is not None:
+                points = data["points"]
+                self.repository.set_match_points(self.match_id, south=points["S"], north=points["N"],
+                                                 winner=data["winner"])
+            elif kind == "game_start" and self.match_id is not None:
+                self.game_id = self.repository.start_game(
+                    self.match_id, number=data["number"], rules=tracker.rules.name,
+                    options=tracker.rules.overrides(),
+                )
+            elif kind in ("correction", "late_start", "overtime"):
+                self._store_event(kind, data, frame=event.frame)
+
+    def _publish_state(self) -> None:
+        self.bus.publish("state", self.state())
+
+    # ------------------------------------------------------------------ resume
+
+    def _resume(self) -> None:
+        """Pick up the most recent unfinished match of the database, if any."""
+        match = self.repository.resume()
+        if match is None:
+            return
+        rules = RuleSet.from_name_and_options(match["rules"], match["options"])
+        first = Side(match["first"])
+        results = []
+        for game in match["games"]:
+            if game["status"] in ("finished", "annulled") and game["result"] is not None:
+                r = game["result"]
+                results.append(GameResult(None if r["winner"] is None else Side(r["winner"]), r["how"], r["points"]))
+        config = replace(self.config.tracker, mode=match["mode"] if match["mode"] in MODES else "classical")
+        tracker = Tracker(rules, config=config, match=Match(rules, first, tuple(results)))
+        current = match.get("current_game")
+        self.match_id, self.mode = match["id"], config.mode
+        self.players = (match["south"], match["north"])
+        if current is not None and current["status"] in ("setup", "playing"):
+            self.game_id = current["id"]
+            if current["initial"] is not None:
+                _replay(tracker, Position.from_notation(current["initial"]), current["plies"])
+        elif match["games"]:
+            self.game_id = self.repository.start_game(
+                self.match_id, number=len(match["games"]) + 1, rules=rules.name, options=rules.overrides())
+        self.tracker = tracker
+
+    # ------------------------------------------------------------------ snapshots
+
+    def state(self) -> dict[str, Any]:
+        """JSON-able snapshot of everything the dashboard shows (schema: ``notes/session_api.md``)."""
+        with self._lock:
+            tracker = self.tracker
+            phase = "no_match" if tracker is None else tracker.phase
+            position = None if tracker is None else tracker.position
+            observed = board_rows(self.observed) if self.observed is not None else None
+            state: dict[str, Any] = {
+                "phase": phase,
+                "camera": self.camera,
+                "frame": self.frame_index,
+                "time_s": round(self.time_s, 3),
+                "rules": tracker.rules.name if tracker else self.default_rules,
+                "options": tracker.rules.overrides() if tracker else {},
+                "mode": self.mode,
+                "position": position.notation() if position else None,
+                "board": [list(r) for r in position.rows()] if position else None,
+                "side_to_move": position.side_to_move.value if position else (
+                    tracker.first.value if tracker else None),
+                "observed": observed,
+                "setup": None,
+                "last_move": None,
+                "plies": [],
+                "alarm": None,
+                "in_progress": None,
+                "match": None,
+                "result": None,
+                "clocks": {"mode": self.mode, "since_last_move_s": None, "late_start": False, "overtime": False},
+                "error": self.error,
+            }
+            if tracker is None:
+                return state
+            if phase == SETUP:
+                setup = tracker.setup or (read_setup(self.observed, tracker.rules, tracker.first)
+                                          if self.observed is not None else None)
+                if setup is not None:
+                    state["setup"] = {"observed": board_rows(setup.board), "valid": setup.valid,
+                                      "problems": list(setup.problems)}
+                else:
+                    state["setup"] = {"observed": None, "valid": False, "problems": ["no stable reading yet"]}
+            state["plies"] = [
+                {"n": p.n, "move": p.move, "side": p.side.value, "after": p.after.notation(), "frame": p.frame}
+                for p in tracker.plies
+            ]
+            last = tracker.last_ply
+            if last is not None:
+                state["last_move"] = {"move": last.move, "side": last.side.value,
+                                      "laps": [lap_dict(lap) for lap in last.laps]}
+            if tracker.alarm is not None:
+                alarm = tracker.alarm
+                state["alarm"] = {k: alarm[k] for k in ("kind", "frame", "observed", "expected", "differs",
+                                                        "closest", "where")}
+            state["in_progress"] = tracker.in_progress_dict()
+            south, north = tracker.match.points()
+            games = self.repository.list_games(self.match_id) if self.match_id is not None else []
+            state["match"] = {
+                "id": self.match_id, "south": self.players[0], "north": self.players[1],
+                "points": {"S": south, "N": north}, "target": tracker.rules.match_target,
+                "game_number": tracker.game_number,
+                "games": [{"id": g["id"], "number": g["number"], "result": g["result"]} for g in games],
+            }
+            state["result"] = result_dict(tracker.result)
+            since = tracker.since_last_move_s
+            state["clocks"] = {"mode": self.mode, "since_last_move_s": None if since is None else round(since, 1),
+                               "late_start": tracker.late_start, "overtime": tracker.overtime}
+            return state
+
+    def latest_raw_jpeg(self) -> bytes | None:
+        """The last frame as JPEG (for the calibration page), or None before the first frame."""
+        return self._jpeg("raw", annotate=False)
+
+    def latest_jpeg(self) -> bytes | None:
+        """The last frame with the board quad and every pit's read count drawn, as JPEG."""
+        return self._jpeg("annotated", annotate=True)
+
+    def _jpeg(self, key: str, *, annotate: bool) -> bytes | None:
+        import cv2
+
+        with self._image_lock:
+            image, reading, index = self._image, self._reading, self.frame_index
+            cached = self._jpeg_cache.get(key)
+            if image is None:
+                return None
+            if cached is not None and cached[0] == index:
+                return cached[1]
+            if annotate and reading is not None:
+                from omweso_cam.vision.draw import annotate as draw
+
+                image = draw(image, reading)
+            h, w = image.shape[:2]
+            if w > self.config.stream_max_width_px:
+                scale = self.config.stream_max_width_px / w
+                image = cv2.resize(image, (self.config.stream_max_width_px, round(h * scale)),
+                                   interpolation=cv2.INTER_AREA)
+            ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, self.config.jpeg_quality])
+            if not ok:
+                return None
+            blob = data.tobytes()
+            self._jpeg_cache[key] = (index, blob)
+            return blob
+
+    # ------------------------------------------------------------------ referee actions
+
+    def new_match(self, *, south: str, north: str, rules: str = "seed", options: dict[str, Any] | None = None,
+                  mode: str = "classical", first: str = "S") -> int:
+        """Start a match (its first game begins with the set-up); returns the match id."""
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
+        if first not in ("S", "N"):
+            raise ValueError(f"first must be 'S' or 'N', got {first!r}")
+        if not south.strip() or not north.strip():
+            raise ValueError("both players need a name")
+        ruleset = RuleSet.from_name_and_options(rules, options)  # RuleSetError is a ValueError
+        with self._lock:
+            self.match_id = self.repository.create_match(
+                south=south, north=north, rules=ruleset.name, options=ruleset.overrides(), mode=mode, first=first,
+                target=ruleset.match_target,
+            )
+            self.game_id = self.repository.start_game(self.match_id, number=1, rules=ruleset.name,
+                                                      options=ruleset.overrides())
+            self.mode = mode
+            self.players = (south.strip(), north.strip())
+            self.tracker = Tracker(ruleset, first=Side(first), config=replace(self.config.tracker, mode=mode))
+        self._publish_state()
+        return self.match_id
+
+    def _need_tracker(self) -> Tracker:
+        if self.tracker is None:
+            raise ValueError("no match: start one first")
+        return self.tracker
+
+    def confirm_setup(self, position: str) -> None:
+        """Confirm the set-up (full or short notation; the game starts at ply 0 from it)."""
+        with self._lock:
+            tracker = self._need_tracker()
+            parsed = Position.from_notation(position)  # NotationError is a ValueError
+            events = tracker.confirm_setup(parsed)
+            self._apply(events)
+        self._publish_state()
+
+    def board_restored(self) -> None:
+        """The referee says the board is back to the last legal position."""
+        with self._lock:
+            events = self._need_tracker().board_restored()
+            self._store_event("referee_restored", {})
+            self._apply(events)
+        self._publish_state()
+
+    def accept_observed(self) -> None:
+        """Accept the observed board as the position after the mover's turn (recorded as an event)."""
+        with self._lock:
+            self._apply(self._need_tracker().accept_observed())
+        self._publish_state()
+
+    def correct_pit(self, square: str, count: int) -> None:
+        """Fix a misread pit of the current reading (or of the set-up)."""
+        with self._lock:
+            self._apply(self._need_tracker().correct_pit(square, count))
+            if self.observed is not None and self.tracker is not None and self.tracker.observed is not None:
+                self.observed = self.tracker.observed
+        self._publish_state()
+
+    def set_calibration(self, corners_px: list[tuple[float, float]]) -> None:
+        """Set the board corners (TL, TR, BR, BL, pixels of the current frame) and save them."""
+        import numpy as np
+
+        from omweso_cam.vision.calibration import Calibration
+
+        corners = np.asarray(corners_px, dtype=np.float64)
+        if corners.shape != (4, 2) or not np.all(np.isfinite(corners)):
+            raise ValueError(f"expected 4 corners (x, y) as TL, TR, BR, BL, got {corners_px!r}")
+        with self._image_lock:
+            image = self._image
+        if image is None:
+            raise ValueError("no frame yet: the corners must refer to a camera frame")
+        h, w = image.shape[:2]
+        if np.any(corners < 0) or np.any(corners[:, 0] > w) or np.any(corners[:, 1] > h):
+            raise ValueError(f"corners must lie inside the {w}x{h} frame")
+        area = 0.5 * sum(corners[i, 0] * corners[(i + 1) % 4, 1] - corners[(i + 1) % 4, 0] * corners[i, 1]
+                         for i in range(4))
+        if area <= 0.01 * w * h:
+            raise ValueError("corners must go clockwise TL, TR, BR, BL around a board of visible size")
+        calibration = Calibration(corners_px=corners, image_size=(w, h), method="manual")
+        path = self.calibration_path or Path(self.repository.path).with_name("calibration.json")
+        calibration.save(path)
+        self.calibration_path = path
+        if self._processor is not None:
+            from omweso_cam.vision.pipeline import BoardReader
+
+            self._processor.reader = BoardReader(calibration)
+            self._processor.stability.set_region(corners, (w, h))
+        with self._lock:
+            self._store_event("calibration", {"corners_px": corners.tolist(), "path": str(path)})
+        self._publish_state()
+
+    def _existing_calibration(self) -> Path | None:
+        if self.calibration_path is not None and self.calibration_path.exists():
+            return self.calibration_path
+        return None
+
+
+def _replay(tracker: Tracker, initial: Position, plies: list[dict[str, Any]]) -> None:
+    """Bring a fresh tracker to the stored position of a game (resume after a restart)."""
+    tracker.confirm_setup(initial)
+    for ply in plies:
+        after = Position.from_notation(ply["after"])
+        if ply["move"] == REFEREE_MOVE:
+            tracker.restore_ply(REFEREE_MOVE, after, frame=ply["frame"] or 0, time_s=ply["time_s"] or 0.0)
+            continue
+        assert tracker.position is not None
+        outcome = apply_move(tracker.position, Move.parse(ply["move"]), tracker.rules)
+        tracker.restore_ply(ply["move"], outcome.position, frame=ply["frame"] or 0, time_s=ply["time_s"] or 0.0,
+                            laps=outcome.laps)
+
+
+def record_json(record: dict[str, Any]) -> str:
+    """The `track` record as JSON text."""
+    return json.dumps(record, indent=2) + "\n"
+
+
+__all__ = [
+    "DISCONNECTED",
+    "ENDED",
+    "GAME_OVER",
+    "ILLEGAL_PHASE",
+    "PLAYING",
+    "FrameProcessor",
+    "LiveSession",
+    "RefereeError",
+    "RunnerConfig",
+    "make_processor",
+    "track_source",
+]

@@ -1,0 +1,277 @@
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from omweso_cam.observation import HAND, Observation
+from omweso_cam.reconcile.simulate import (
+    NoiseModel,
+    ScriptFrame,
+    observations,
+    observe,
+    random_game,
+    script_game,
+)
+from omweso_cam.reconcile.tracker import (
+    GAME_OVER,
+    ILLEGAL_PHASE,
+    MATCH_OVER,
+    PLAYING,
+    SETUP,
+    RefereeError,
+    Tracker,
+    TrackerConfig,
+    TrackerEvent,
+)
+from omweso_cam.rules import (
+    GameResult,
+    Match,
+    Position,
+    RuleSet,
+    Side,
+    apply_move,
+    sowing_states,
+    square_index,
+)
+
+SEED = RuleSet.preset("seed")
+START = Position.standard()
+THREE_LAPS = Position.from_notation("5,0,4,4,4,4,4,4/1,1,1,0,0,0,0,0/0,0,0,0,0,1,1,1/4,4,4,4,4,4,0,5 S 2 0:0")
+
+
+def run(tracker: Tracker, obs: list[Observation]) -> list[TrackerEvent]:
+    events: list[TrackerEvent] = []
+    for o in obs:
+        events += tracker.update(o)
+    return events
+
+
+def plies(events: list[TrackerEvent]) -> list[str]:
+    return [e.data["move"] for e in events if e.kind == "ply"]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_whole_game_is_recovered_with_no_move_during_hand_frames(seed: int) -> None:
+    moves = random_game(START, SEED, random.Random(seed), max_plies=30)
+    script = script_game(START, moves, SEED)
+    tracker = Tracker(SEED, initial=START)
+    events: list[TrackerEvent] = []
+    for i, obs in enumerate(observations(script)):
+        new = tracker.update(obs)
+        if script[i].status == HAND:
+            assert not [e for e in new if e.kind == "ply"], "a move was committed on a hand frame"
+        events += new
+    assert plies(events) == [str(m) for m in moves]
+    assert not [e for e in events if e.kind == "alarm"]
+    frames = [e.data["frame"] for e in events if e.kind == "ply"]
+    assert frames == sorted(frames)
+    # the recorded frame is the first stable frame showing the new position
+    first_after = [i for i, f in enumerate(script) if f.note.startswith("after") and script[i - 1].status == HAND]
+    assert frames == first_after[: len(frames)]
+
+
+def test_noisy_readings_with_calibrated_likelihoods_still_give_every_move() -> None:
+    rng = random.Random(4)
+    moves = random_game(START, SEED, rng, max_plies=24)
+    noise = NoiseModel(off_by_one_rate=0.1, heap_max_error=3, calibrated=True)
+    obs = observations(script_game(START, moves, SEED, stable_frames=6), noise=noise, rng=rng)
+    events = run(Tracker(SEED, initial=START), obs)
+    assert plies(events) == [str(m) for m in moves]
+    assert not [e for e in events if e.kind == "alarm"]
+
+
+def test_a_board_seen_for_fewer_than_confirm_frames_is_not_committed() -> None:
+    after = apply_move(START, "d1", SEED).position
+    glimpse = [observe(after.board, frame_index=0), Observation(1, 0.1, HAND)]
+    tracker = Tracker(SEED, initial=START, config=TrackerConfig(confirm_frames=2))
+    assert plies(run(tracker, glimpse)) == []
+    assert tracker.position == START
+    events = run(tracker, [observe(after.board, frame_index=i) for i in (2, 3)])
+    assert plies(events) == ["d1"] and events[0].frame == 3 and events[0].data["frame"] == 2
+
+
+def test_set_up_is_read_and_confirmed_by_the_first_move() -> None:
+    setup = Position.from_notation("0,0,0,0,8,8,8,8/0,0,0,0,0,0,0,0/2,2,2,2,2,2,2,2/2,2,2,2,2,2,2,2 N 0 0:0")
+    moves = random_game(setup, SEED, random.Random(9), max_plies=6)
+    tracker = Tracker(SEED, first=Side.NORTH)
+    events = run(tracker, observations(script_game(setup, moves, SEED)))
+    confirmed = [e for e in events if e.kind == "setup_confirmed"]
+    assert len(confirmed) == 1 and confirmed[0].data["by"] == "first_move"
+    assert tracker.initial == setup
+    assert plies(events) == [str(m) for m in moves]
+
+
+def test_an_invalid_set_up_is_reported_and_refused_by_confirm() -> None:
+    board = list(START.board)
+    board[square_index("a1")] = 12  # over the seed preset's cap of 10, and South has 40
+    tracker = Tracker(SEED)
+    events = run(tracker, [observe(board, frame_index=i) for i in range(3)])
+    reading = [e for e in events if e.kind == "setup_reading"][-1]
+    assert reading.data["valid"] is False
+    assert any("South has 40 seeds" in p or "holds 72" in p for p in reading.data["problems"])
+    capped = Position.from_notation("4,4,4,4,4,4,4,4/0,0,0,0,0,0,0,0/0,0,0,0,0,0,0,0/12,0,0,4,4,4,4,4 S")
+    with pytest.raises(RefereeError, match="more than 10 seeds in a1"):
+        tracker.confirm_setup(capped)
+    assert tracker.phase == SETUP
+    tracker.confirm_setup(START)
+    assert tracker.phase == PLAYING and tracker.position == START
+
+
+def test_illegal_sowing_alarm_keeps_the_last_legal_position_until_restored() -> None:
+    after = apply_move(START, "d1", SEED).position
+    wrong = list(after.board)
+    wrong[square_index("e2")] -= 1
+    wrong[square_index("e3")] += 1  # a seed sown into North's pit
+    tracker = Tracker(SEED, initial=START)
+    events = run(tracker, [observe(wrong, frame_index=i) for i in range(4)])
+    alarms = [e for e in events if e.kind == "alarm"]
+    assert len(alarms) == 1 and tracker.phase == ILLEGAL_PHASE
+    alarm = alarms[0].data
+    assert alarm["frame"] == 0 and "e3" in alarm["differs"] and alarm["closest"][0]["move"] == "d1"
+    assert alarm["closest"][0]["distance"] == 1.0
+    assert tracker.position == START
+    # the players put the board back: the alarm clears by itself
+    events = run(tracker, [Observation(4, 0.4, HAND)] + [observe(START.board, frame_index=i) for i in (5, 6, 7)])
+    assert [e.kind for e in events] == ["alarm_cleared"] and events[0].data["by"] == "board_restored"
+    assert tracker.phase == PLAYING
+    # and the real move is then accepted as usual
+    sowing = [Observation(8, 0.8, HAND)] + [observe(after.board, frame_index=i) for i in (9, 10, 11)]
+    assert plies(run(tracker, sowing)) == ["d1"]
+
+
+def test_after_an_alarm_a_legal_successor_clears_it() -> None:
+    after = apply_move(START, "d1", SEED).position
+    wrong = list(after.board)
+    wrong[square_index("e2")] -= 1
+    wrong[square_index("e3")] += 1
+    tracker = Tracker(SEED, initial=START)
+    run(tracker, [observe(wrong, frame_index=i) for i in range(3)])
+    events = run(tracker, [observe(after.board, frame_index=i) for i in (3, 4, 5)])
+    assert [e.kind for e in events] == ["alarm_cleared", "ply"]
+    assert events[0].data["by"] == "legal_successor"
+
+
+def test_referee_accepts_the_observed_board_or_corrects_a_pit() -> None:
+    after = apply_move(START, "d1", SEED).position
+    wrong = list(after.board)
+    wrong[square_index("e2")] -= 1
+    wrong[square_index("e3")] += 1
+    tracker = Tracker(SEED, initial=START)
+    with pytest.raises(RefereeError, match="no illegal-sowing alarm"):
+        tracker.board_restored()
+    run(tracker, [observe(wrong, frame_index=i) for i in range(3)])
+    # The referee says e3 was misread: it holds 0. Then d1 explains the board but for
+    # one seed in e2 (a single misread), so it is accepted at once.
+    events = tracker.correct_pit("e3", 0)
+    assert [e.kind for e in events] == ["correction", "alarm_cleared", "ply"]
+    assert events[0].data == {"square": "e3", "count": 0, "was": 1}
+    assert events[2].data["move"] == "d1"
+    assert tracker.position == after
+
+    other = Tracker(SEED, initial=START)
+    run(other, [observe(wrong, frame_index=i) for i in range(3)])
+    events = other.accept_observed()
+    assert [e.kind for e in events] == ["alarm_cleared", "ply"] and events[1].data["move"] == "*"
+    assert other.position is not None and other.position.board == tuple(wrong)
+    assert other.position.side_to_move is Side.NORTH and other.phase == PLAYING
+    with pytest.raises(RefereeError, match="bad square"):
+        other.correct_pit("z9", 1)
+    with pytest.raises(RefereeError, match=r"0\.\.64"):
+        other.correct_pit("a1", 70)
+
+
+def test_pause_mid_move_is_in_progress_never_an_alarm() -> None:
+    states = sowing_states(THREE_LAPS, "a1", SEED)
+    lap2 = [i for i, s in enumerate(states) if s.lap == 1 and s.in_hand > 0]
+    script = script_game(THREE_LAPS, ["a1"], SEED, pauses={0: [lap2[0], lap2[-1]]})
+    tracker = Tracker(SEED, initial=THREE_LAPS)
+    events = run(tracker, observations(script))
+    progress = [e for e in events if e.kind == "in_progress"]
+    assert progress and progress[0].data["moves"][0] == "a1" and progress[0].data["lap"] == 2
+    assert progress[-1].data["in_hand"] == states[lap2[-1]].in_hand
+    assert not [e for e in events if e.kind == "alarm"]
+    assert plies(events) == ["a1"] and tracker.in_progress == ()
+
+
+def test_a_sowing_that_goes_wrong_in_lap_two_is_flagged_with_lap_and_pit() -> None:
+    states = sowing_states(THREE_LAPS, "a1", SEED)
+    relay = next(i for i, s in enumerate(states) if s.lap == 1 and s.event == "lift")
+    wrong = list(states[relay].board)
+    for square in ("d1", "c1", "b1", "a1", "a2"):  # the relay sown clockwise
+        wrong[square_index(square)] += 1
+    frames = [ScriptFrame(THREE_LAPS.board, "stable", 0)] * 3 + [ScriptFrame(None, HAND, 0)] * 2
+    frames += [ScriptFrame(states[relay].board, "stable", 0)] * 3 + [ScriptFrame(None, HAND, 0)] * 2
+    frames += [ScriptFrame(tuple(wrong), "stable", 0)] * 3
+    tracker = Tracker(SEED, initial=THREE_LAPS)
+    events = run(tracker, observations(frames))
+    alarm = [e for e in events if e.kind == "alarm"]
+    assert len(alarm) == 1 and alarm[0].data["where"] == "lap 2, pit f1"
+    assert alarm[0].data["frame"] == 10
+
+
+def _ending_game(seed: int) -> tuple[list[str], GameResult]:
+    rng = random.Random(seed)
+    while True:
+        moves = random_game(START, SEED, rng, max_plies=80)
+        position = START
+        for move in moves:
+            outcome = apply_move(position, move, SEED)
+            position = outcome.position
+        if outcome.result is not None and outcome.result.winner is not None:
+            return [str(m) for m in moves], outcome.result
+
+
+def test_game_end_scores_the_match_and_the_next_set_up_follows() -> None:
+    moves, result = _ending_game(2)
+    tracker = Tracker(SEED, first=Side.SOUTH)
+    script = script_game(START, moves, SEED)
+    # the players clear the board and lay out the next game (North starts it: alternate)
+    script += [ScriptFrame(None, HAND, len(moves))] * 2 + [ScriptFrame(START.board, "stable", len(moves))] * 4
+    events = run(tracker, observations(script))
+    over = [e for e in events if e.kind == "game_over"]
+    assert len(over) == 1 and over[0].data["result"]["how"] == result.how
+    points = {"S": 0, "N": 0}
+    assert result.winner is not None
+    points[result.winner.value] = result.points
+    assert over[0].data["points"] == points
+    if result.how == "grand_slam":
+        assert tracker.phase == MATCH_OVER
+        return
+    assert [e.data["number"] for e in events if e.kind == "game_start"] == [2]
+    assert tracker.phase == SETUP and tracker.game_number == 2 and tracker.first is Side.NORTH
+    assert tracker.match.points() == (points["S"], points["N"])
+
+
+def test_the_match_ends_at_the_target() -> None:
+    moves, result = _ending_game(5)
+    assert result.winner is not None
+    near = Match(SEED, Side.SOUTH, (GameResult(result.winner, "both_ends", 2),) * 5)  # 10 points
+    tracker = Tracker(SEED, initial=START, match=near)
+    events = run(tracker, observations(script_game(START, moves, SEED)))
+    kinds = [e.kind for e in events]
+    assert "game_over" in kinds
+    expect_over = 10 + result.points >= 12
+    assert (tracker.phase == MATCH_OVER) == expect_over
+    assert (tracker.phase == GAME_OVER) == (not expect_over)
+
+
+def test_blitz_flags_a_late_start_and_an_overtime_move() -> None:
+    config = TrackerConfig(mode="blitz", confirm_frames=1, move_limit_s=10.0)
+    tracker = Tracker(SEED, initial=START, config=config)
+    events = run(tracker, [observe(START.board, timestamp_s=0.0), observe(START.board, frame_index=1, timestamp_s=2.5)])
+    events += tracker.update(Observation(2, 4.0, HAND))
+    late = [e for e in events if e.kind == "late_start"]
+    assert len(late) == 1 and late[0].data["side"] == "S" and late[0].data["after_s"] == 4.0
+    events = tracker.update(Observation(3, 11.0, HAND))
+    assert [e.kind for e in events] == ["overtime"]
+    assert tracker.update(Observation(4, 12.0, HAND)) == []  # flagged once
+    after = apply_move(START, "d1", SEED).position
+    run(tracker, [observe(after.board, frame_index=5, timestamp_s=13.0)])
+    assert not tracker.late_start and not tracker.overtime
+    assert tracker.update(Observation(6, 14.0, HAND)) == []  # North starts within 3 s
+
+
+def test_classical_mode_times_nothing() -> None:
+    tracker = Tracker(SEED, initial=START, config=TrackerConfig(move_limit_s=1.0))
+    assert tracker.update(Observation(0, 500.0, HAND)) == []
