@@ -1,14 +1,175 @@
-"""Sub-commands of `omweso-cam` owned by the web feature (placeholder until it lands)."""
+"""Sub-commands of `omweso-cam` owned by the web feature: `serve` (live dashboard) and `demo`.
+
+Both build a ``omweso_cam.runner.LiveSession`` and hand it to
+``omweso_cam.dashboard.server.serve_session`` (waitress, one process). Heavy
+imports happen inside the command functions.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 from typing import Any
+
+#: Default waitress pool: every SSE or MJPEG viewer holds one thread while it watches.
+DEFAULT_THREADS = 256
+DEFAULT_DB = "omweso-cam.sqlite3"
+
+
+def _add_server_options(parser: argparse.ArgumentParser, *, default_port: int) -> None:
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to bind (default 127.0.0.1: this computer only; 0.0.0.0 for the LAN)")
+    parser.add_argument("--port", type=int, default=default_port,
+                        help=f"TCP port (default {default_port}; 0 picks a free one)")
+    parser.add_argument("--threads", type=int, default=DEFAULT_THREADS,
+                        help=f"server threads (default {DEFAULT_THREADS}); each open viewer stream holds one, "
+                             "16 are kept for page loads and the referee")
+    parser.add_argument("--exit-after", type=float, default=None, metavar="SECONDS",
+                        help="stop by itself after SECONDS (for scripts and tests)")
 
 
 def register(subparsers: Any) -> None:
-    del subparsers  # nothing registered yet
+    serve = subparsers.add_parser("serve", help="live referee dashboard for a camera, video, folder or stream")
+    serve.add_argument("--source", required=True,
+                       help="camera index (0), video file, folder of frames, or stream URL (rtsp://, http://)")
+    serve.add_argument("--rules", default="seed", help="rules preset for new matches (seed | traditional)")
+    serve.add_argument("--calibration", metavar="FILE",
+                       help="calibration JSON (from `omweso-cam calibrate` or the dashboard's calibration page)")
+    serve.add_argument("--db", default=DEFAULT_DB, metavar="PATH",
+                       help=f"SQLite file of match records (default {DEFAULT_DB})")
+    _add_server_options(serve, default_port=8000)
+    serve.set_defaults(func=cmd_serve)
+
+    demo = subparsers.add_parser("demo", help="dashboard replaying the bundled sample game as a virtual camera")
+    demo.add_argument("--db", default=":memory:", metavar="PATH",
+                      help="SQLite file of match records (default: in memory, forgotten on exit)")
+    demo.add_argument("--speed", type=float, default=1.0, help="replay speed (default 1.0 = real time)")
+    _add_server_options(demo, default_port=8000)
+    demo.set_defaults(func=cmd_demo)
 
 
-def _unused(args: argparse.Namespace) -> int:  # pragma: no cover
-    return 0
+def _server_config(args: argparse.Namespace) -> Any:
+    from omweso_cam.dashboard.server import ServerConfig
+
+    return ServerConfig(host=args.host, port=args.port, threads=args.threads)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """`omweso-cam serve`: the live dashboard for one camera."""
+    from omweso_cam.runner import LiveSession
+    from omweso_cam.store import MatchRepository
+
+    try:
+        session = LiveSession(args.source, repository=MatchRepository(args.db), rules=args.rules,
+                              calibration=args.calibration, realtime=True)
+        return _serve(session, args)
+    except (ValueError, OSError) as error:
+        print(f"omweso-cam serve: {error}", file=sys.stderr)
+        return 2
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """`omweso-cam demo`: replay the bundled sample game through the real pipeline as a virtual camera."""
+    import tempfile
+
+    from omweso_cam.runner import LiveSession
+    from omweso_cam.store import MatchRepository
+
+    try:
+        truth, video = load_demo(demo_folder())
+        with tempfile.TemporaryDirectory(prefix="omweso-demo-") as scratch:
+            # Corners clicked on the calibration page go to a scratch file, not the user's folder.
+            session = LiveSession(str(video), repository=MatchRepository(args.db), rules=truth["rules"],
+                                  calibration=Path(scratch) / "calibration.json", realtime=True,
+                                  speed=args.speed)
+            session.new_match(south="Demo South", north="Demo North", rules=truth["rules"],
+                              first=truth["initial"].split()[1])
+            print(f"omweso-cam demo: replaying {video.name} ({truth.get('frame_count', '?')} frames at "
+                  f"{truth.get('fps', '?')} fps x{args.speed:g}) through the real pipeline.")
+            print("The set-up is confirmed automatically once the camera reads a valid one "
+                  "(a referee does it on the Set-up page).")
+            helper = SetupConfirmer(session)
+            helper.start()
+            try:
+                return _serve(session, args)
+            finally:
+                helper.stop()
+    except (ValueError, OSError, KeyError) as error:
+        print(f"omweso-cam demo: {error}", file=sys.stderr)
+        return 2
+
+
+def _serve(session: Any, args: argparse.Namespace) -> int:
+    from omweso_cam.dashboard.server import ServerConfig, serve_session
+
+    config = ServerConfig(host=args.host, port=args.port, threads=args.threads)
+    return serve_session(session, config=config, exit_after_s=args.exit_after)
+
+
+def demo_folder() -> Path:
+    """Where the bundled demo game lives (``game.mp4`` or similar plus ``truth.json``)."""
+    from omweso_cam.resources import samples_dir
+
+    return samples_dir() / "demo"
+
+
+def load_demo(folder: Path) -> tuple[dict[str, Any], Path]:
+    """The demo's truth.json and its video; FileNotFoundError naming what is missing."""
+    import json
+
+    truth_path = folder / "truth.json"
+    if not truth_path.is_file():
+        raise FileNotFoundError(f"the bundled demo game is missing: {truth_path}")
+    truth = json.loads(truth_path.read_text(encoding="utf-8"))
+    video = folder / str(truth.get("video", "game.mp4"))
+    if not video.exists():
+        raise FileNotFoundError(f"the bundled demo video is missing: {video}")
+    return truth, video
+
+
+class SetupConfirmer:
+    """Demo stand-in for the referee's set-up check: confirms a valid set-up read by the camera.
+
+    Listens to the session's "state" events; when the phase is "setup" and the
+    reading is a valid set-up, it confirms exactly that reading (never ground truth).
+    """
+
+    def __init__(self, session: Any, *, poll_s: float = 0.5) -> None:
+        import threading
+
+        self.session = session
+        self.poll_s = poll_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="omweso-demo-setup", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        with self.session.bus.subscribe() as subscription:
+            while not self._stop.is_set():
+                event = subscription.get(self.poll_s)
+                if event is None or event.kind != "state":
+                    continue
+                position = setup_to_confirm(event.data)
+                if position is None:
+                    continue
+                try:
+                    self.session.confirm_setup(position)
+                    print(f"omweso-cam demo: set-up confirmed: {position}", flush=True)
+                except ValueError as error:  # the state moved on meanwhile; wait for the next one
+                    print(f"omweso-cam demo: set-up not confirmed: {error}", flush=True)
+
+
+def setup_to_confirm(state: dict[str, Any]) -> str | None:
+    """The set-up notation to confirm from a state snapshot, or None when there is none to confirm."""
+    setup = state.get("setup")
+    if state.get("phase") != "setup" or not setup or not setup.get("valid") or not setup.get("observed"):
+        return None
+    board = "/".join(",".join(str(c) for c in row) for row in setup["observed"])
+    return f"{board} {state.get('side_to_move') or 'S'} 0 0:0"

@@ -50,6 +50,7 @@ class DashboardServer:
         context = get_context(app)
         context.max_streams = min(context.max_streams, config.threads - config.reserved_threads)
         self._stop = threading.Event()
+        self._closed = False
         self._server: Any = create_server(
             app,
             host=config.host,
@@ -91,7 +92,7 @@ class DashboardServer:
                     count=1,
                 )
         finally:
-            self._close()
+            self.close()
 
     def start_in_thread(self) -> threading.Thread:
         """Run the server in a daemon thread (tests, benchmarks); stop it with :meth:`stop`."""
@@ -104,10 +105,15 @@ class DashboardServer:
         get_context(self.app).shutdown.set()
         self._stop.set()
 
-    def _close(self) -> None:
+    def close(self) -> None:
+        """End open streams, stop the worker threads and close every socket (idempotent)."""
         from waitress import wasyncore
 
+        if self._closed:
+            return
+        self._closed = True
         get_context(self.app).shutdown.set()
+        self._stop.set()
         self._server.task_dispatcher.shutdown(timeout=5)
         wasyncore.close_all(self._server._map)
 
@@ -122,9 +128,10 @@ def serve_session(
 ) -> int:
     """Run the dashboard around ``session`` until Ctrl-C, SIGTERM or ``exit_after_s``; returns 0.
 
-    Starts the session (its camera thread) once the server is bound, prints the
-    referee URL (with the token) and the viewer/overlay URLs, and stops the
-    session on the way out, whatever the reason.
+    Binds the server, starts the session (its camera thread), prints the referee
+    URL (with the token) and the viewer/overlay URLs, serves, and stops the session
+    on the way out, whatever the reason. A port already in use raises OSError and a
+    source that cannot be opened the session's ValueError, before anything is served.
     """
     import signal
 
@@ -132,6 +139,11 @@ def serve_session(
 
     app = create_app(test_config, session=session)
     server = DashboardServer(app, config)
+    try:
+        session.start()
+    except BaseException:
+        server.close()
+        raise
     token = app.config["REFEREE_TOKEN"]
     announce(f"omweso-cam dashboard on {server.url}")
     announce(f"  referee (keep private): {server.url}?token={token}")
@@ -146,7 +158,6 @@ def serve_session(
     previous = None
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, lambda *_: server.stop())
-    session.start()
     try:
         server.run()
     except KeyboardInterrupt:
@@ -154,6 +165,7 @@ def serve_session(
     finally:
         if timer is not None:
             timer.cancel()
+        server.close()
         session.stop()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

@@ -70,3 +70,27 @@ def test_serve_session_prints_the_referee_url_and_stops_the_session(session: Fak
     assert lines[-1] == "omweso-cam dashboard stopped."
     assert session.lifecycle == ["start", "stop"]
     assert threading.active_count() < 20
+
+
+class _BrokenSource(FakeSession):
+    def start(self) -> None:
+        raise ValueError("no camera, stream, video file or folder called 'nope'")
+
+
+def test_serve_session_refuses_a_source_it_cannot_open() -> None:
+    lines: list[str] = []
+    config = ServerConfig(port=0, threads=8, reserved_threads=4)
+    with pytest.raises(ValueError, match="nope"):
+        serve_session(_BrokenSource(), config=config, exit_after_s=5, announce=lines.append)
+    assert lines == []  # nothing was announced or served
+
+
+def test_port_in_use_is_an_oserror(session: FakeSession) -> None:
+    app = create_app(session=session)
+    first = DashboardServer(app, ServerConfig(port=0, threads=8, reserved_threads=4))
+    try:
+        with pytest.raises(OSError):
+            DashboardServer(create_app(session=FakeSession()),
+                            ServerConfig(port=first.port, threads=8, reserved_threads=4))
+    finally:
+        first.close()

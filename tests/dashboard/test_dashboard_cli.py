@@ -1,0 +1,118 @@
+"""`omweso-cam serve` and `omweso-cam demo`: start, print the referee URL, stop cleanly."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from omweso_cam.cli import main
+from omweso_cam.cli.web import demo_folder, setup_to_confirm
+
+np = pytest.importorskip("numpy")
+cv2 = pytest.importorskip("cv2")
+
+URL_RE = re.compile(r"referee \(keep private\): (http://127\.0\.0\.1:(\d+)/)\?token=([\w-]{20,})")
+
+
+@pytest.fixture
+def frames(tmp_path: Path) -> Path:
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    for i in range(4):
+        cv2.imwrite(str(folder / f"frame_{i:03d}.jpg"), np.full((120, 160, 3), 90 + i, np.uint8))
+    return folder
+
+
+def test_serve_refuses_a_missing_source(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["serve", "--source", str(tmp_path / "nope"), "--port", "0", "--db", str(tmp_path / "m.db")])
+    assert code == 2
+    assert "no camera, stream, video file or folder" in capsys.readouterr().err
+
+
+def test_serve_prints_the_referee_url_and_exits(frames: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["serve", "--source", str(frames), "--port", "0", "--exit-after", "1",
+                 "--db", str(tmp_path / "m.db"), "--threads", "32"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert URL_RE.search(out), out
+    assert out.rstrip().endswith("omweso-cam dashboard stopped.")
+
+
+def test_serve_stops_cleanly_on_ctrl_c(frames: Path, tmp_path: Path) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "omweso_cam", "serve", "--source", str(frames), "--port", "0",
+         "--db", str(tmp_path / "m.db"), "--threads", "32"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert process.stdout is not None
+        lines = []
+        for line in process.stdout:
+            lines.append(line)
+            if line.startswith("Press Ctrl-C"):
+                break
+        match = URL_RE.search("".join(lines))
+        assert match, lines
+        with urllib.request.urlopen(match.group(1) + "api/state", timeout=5) as reply:
+            assert json.load(reply)["phase"] == "no_match"
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=15)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, err
+    assert "omweso-cam dashboard stopped." in out
+    assert "Traceback" not in err
+
+
+def test_setup_to_confirm_uses_the_reading() -> None:
+    rows = [[4] * 8, [0] * 8, [0] * 8, [4] * 8]
+    state = {"phase": "setup", "side_to_move": "N", "setup": {"observed": rows, "valid": True, "problems": []}}
+    assert setup_to_confirm(state) == "4,4,4,4,4,4,4,4/0,0,0,0,0,0,0,0/0,0,0,0,0,0,0,0/4,4,4,4,4,4,4,4 N 0 0:0"
+    assert setup_to_confirm({**state, "setup": {"observed": rows, "valid": False, "problems": ["x"]}}) is None
+    assert setup_to_confirm({**state, "phase": "playing"}) is None
+    assert setup_to_confirm({**state, "setup": None}) is None
+
+
+@pytest.mark.skipif(not (demo_folder() / "truth.json").is_file(), reason="bundled demo game not generated yet")
+def test_demo_starts_a_match_and_serves_it(tmp_path: Path) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "omweso_cam", "demo", "--port", "0", "--exit-after", "20", "--threads", "32"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert process.stdout is not None
+        lines = []
+        for line in process.stdout:
+            lines.append(line)
+            if line.startswith("Press Ctrl-C"):
+                break
+        match = URL_RE.search("".join(lines))
+        assert match, lines
+        deadline = time.monotonic() + 15
+        state: dict[str, object] = {}
+        while time.monotonic() < deadline:
+            with urllib.request.urlopen(match.group(1) + "api/state", timeout=5) as reply:
+                state = json.load(reply)
+            if state["frame"] and int(str(state["frame"])) > 0:
+                break
+            time.sleep(0.5)
+        assert state["phase"] in ("setup", "playing", "illegal", "game_over")
+        assert isinstance(state["match"], dict) and state["match"]["south"] == "Demo South"
+        assert int(str(state["frame"])) > 0, "the virtual camera delivers frames"
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=15)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, err
+    assert "omweso-cam dashboard stopped." in out

@@ -1,0 +1,175 @@
+"""The dashboard over the real LiveSession: frames from a scripted source, observations from counts.
+
+The vision stage is replaced by a processor that turns each frame into
+``Observation.from_counts`` of a scripted board, so this checks the runner,
+tracker, store and dashboard together without rendering images.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+
+from omweso_cam.dashboard import create_app
+from omweso_cam.observation import Observation
+from omweso_cam.rules import Move, Position, RuleSet, apply_move
+
+np = pytest.importorskip("numpy")
+runner = pytest.importorskip("omweso_cam.runner")
+frames_module = pytest.importorskip("omweso_cam.vision.frames")
+
+TOKEN = "live-session-token"
+HEADERS = {"X-Referee-Token": TOKEN}
+
+
+class ScriptedSource:
+    """A frame source fed by the test: put boards (32 counts) in, frames come out at once."""
+
+    fps = 4.0
+
+    def __init__(self) -> None:
+        self.boards: queue.Queue[tuple[int, ...] | None] = queue.Queue()
+        self.index = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        while True:
+            board = self.boards.get()
+            if board is None:
+                return
+            image = np.full((48, 64, 3), 60 + self.index % 100, np.uint8)
+            frame = frames_module.Frame(self.index, self.index / self.fps, image)
+            frame_board[self.index] = board
+            self.index += 1
+            yield frame
+
+    def close(self) -> None:
+        self.boards.put(None)
+
+
+#: frame index -> the board the scripted processor reports for it.
+frame_board: dict[int, tuple[int, ...]] = {}
+
+
+class ScriptedProcessor:
+    """Stands in for vision: every frame reads as a stable observation of its scripted board."""
+
+    def process(self, frame: Any) -> tuple[Observation, None]:
+        counts = frame_board[frame.index]
+        if not counts:  # a hand over the board between two scenes
+            return Observation(frame.index, frame.timestamp_s, "hand"), None
+        return Observation.from_counts(counts, frame_index=frame.index, timestamp_s=frame.timestamp_s), None
+
+
+@pytest.fixture
+def live() -> Iterator[tuple[Any, ScriptedSource, FlaskClient]]:
+    source = ScriptedSource()
+    session = runner.LiveSession(
+        "scripted", repository=":memory:", rules="seed",
+        open_source=lambda *_args, **_kw: source, processor=ScriptedProcessor(),
+    )
+    app = create_app({"TESTING": True, "REFEREE_TOKEN": TOKEN, "STREAM_POLL_S": 0.05}, session=session)
+    session.start()
+    yield session, source, app.test_client()
+    session.stop()
+
+
+def show(source: ScriptedSource, board: tuple[int, ...], frames: int = 6) -> None:
+    """A hand over the board for a few frames, then ``board`` still for ``frames`` frames."""
+    for _ in range(3):
+        source.boards.put(())
+    for _ in range(frames):
+        source.boards.put(board)
+
+
+def wait_state(client: FlaskClient, predicate: Any, what: str, timeout_s: float = 10.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    state: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        state = client.get("/api/state").json
+        if predicate(state):
+            return state
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}; last state: {json.dumps(state)[:600]}")
+
+
+def post(client: FlaskClient, path: str, body: dict[str, Any]) -> Any:
+    return client.post(path, json=body, headers=HEADERS)
+
+
+def test_a_game_through_the_real_session(live: tuple[Any, ScriptedSource, FlaskClient]) -> None:
+    _session, source, client = live
+    rules = RuleSet.preset("seed")
+    start = Position.standard()
+    after_a1 = apply_move(start, Move.parse("a1"), rules).position
+
+    reply = post(client, "/api/match", {"south": "Kato", "north": "Nakato", "rules": "seed", "mode": "classical",
+                                        "first": "S"})
+    assert reply.status_code == 200, reply.json
+    show(source, start.board)
+    state = wait_state(client, lambda s: s["setup"] is not None and s["setup"]["observed"] is not None,
+                       "the set-up reading")
+    assert state["phase"] == "setup" and state["setup"]["valid"] is True
+    assert state["setup"]["observed"] == [list(r) for r in start.rows()]
+
+    reply = post(client, "/api/setup/confirm", {"position": start.notation()})
+    assert reply.status_code == 200, reply.json
+    assert reply.json["state"]["phase"] == "playing"
+
+    events = client.get("/events", buffered=False)
+    show(source, after_a1.board)
+    state = wait_state(client, lambda s: len(s["plies"]) == 1, "the first ply")
+    assert state["plies"][0]["move"] == "a1" and state["side_to_move"] == "N"
+    assert state["board"] == [list(r) for r in after_a1.rows()]
+    assert [lap["landing"] for lap in state["last_move"]["laps"]] == ["e1", "g2"]  # RULES.md E02
+
+    kinds = []
+    for chunk in events.response:
+        text = chunk.decode()
+        kinds += [line[7:] for line in text.splitlines() if line.startswith("event: ")]
+        if "ply" in kinds:
+            break
+    events.close()
+    assert "ply" in kinds
+
+    # An illegal sowing: one seed of b1 moved to c2. Flagged, then the referee says it is restored.
+    illegal = list(after_a1.board)
+    illegal[25] -= 1  # b1 (rank 1 row starts at index 24)
+    illegal[18] += 1  # c2
+    show(source, tuple(illegal))
+    state = wait_state(client, lambda s: s["alarm"] is not None, "the illegal-sowing alarm")
+    assert state["phase"] == "illegal" and set(state["alarm"]["differs"]) >= {"b1", "c2"}
+    reply = post(client, "/api/alarm/board-restored", {})
+    assert reply.status_code == 200, reply.json
+    show(source, after_a1.board)
+    state = wait_state(client, lambda s: s["alarm"] is None and s["phase"] == "playing", "the alarm to clear")
+
+    # The records pages see the stored game.
+    matches = client.get("/api/matches").json["matches"]
+    assert matches[0]["south"] == "Kato"
+    game_id = matches[0]["games"][0]["id"]
+    game = client.get(f"/api/games/{game_id}").json
+    assert [p["move"] for p in game["plies"]] == ["a1"]
+    assert game["plies"][0]["board"] == [list(r) for r in after_a1.rows()]
+    exported = client.get(f"/api/games/{game_id}/export?fmt=json").get_data(as_text=True)
+    assert json.loads(exported)["plies"][0]["move"] == "a1"
+    assert client.get("/video/frame.jpg").mimetype == "image/jpeg"
+
+
+def test_session_refusals_become_400(live: tuple[Any, ScriptedSource, FlaskClient]) -> None:
+    _session, _source, client = live
+    reply = post(client, "/api/alarm/board-restored", {})
+    assert reply.status_code == 400 and "no match" in reply.json["error"]
+    reply = post(client, "/api/match", {"south": "A", "north": "B", "rules": "chess"})
+    assert reply.status_code == 400
+    reply = post(client, "/api/match", {"south": "A", "north": "B", "options": {"no_such_option": 1}})
+    assert reply.status_code == 400 and "no_such_option" in reply.json["error"]
+    post(client, "/api/match", {"south": "A", "north": "B"})
+    reply = post(client, "/api/setup/confirm", {"position": "4,4/0 S"})
+    assert reply.status_code == 400
+    assert client.get("/api/state").json["phase"] == "setup"
