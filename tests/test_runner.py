@@ -1,0 +1,240 @@
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from omweso_cam.observation import Observation
+from omweso_cam.reconcile.simulate import ScriptFrame, observe, script_game
+from omweso_cam.rules import Position, RuleSet, apply_move, square_index
+from omweso_cam.runner import LiveSession, RunnerConfig, track_source
+from omweso_cam.vision.frames import CORRUPT, DISCONNECTED, FRAME, RECONNECTED, Frame, FrameSource
+
+SEED = RuleSet.preset("seed")
+START = Position.standard()
+MOVES = ["d1", "f4", "b1"]
+STATE_KEYS = {"phase", "camera", "frame", "time_s", "rules", "options", "mode", "position", "board",
+              "side_to_move", "observed", "setup", "last_move", "plies", "alarm", "in_progress", "match",
+              "result", "clocks"}
+
+
+class ScriptSource(FrameSource):
+    """Frames whose index points into a script; some items may be faults."""
+
+    def __init__(self, items: Sequence[str], fps: float = 10.0) -> None:
+        self.items, self.fps, self.name, self.len_hint = list(items), fps, "script", len(items)
+        self.closed = False
+
+    def __iter__(self) -> Iterator[Frame]:
+        for i, kind in enumerate(self.items):
+            if kind == FRAME:
+                image = np.full((48, 64, 3), (i * 7) % 255, np.uint8)
+                yield Frame(i, i / self.fps, image)
+            else:
+                yield Frame(i, i / self.fps, None, kind, f"{kind} at {i}")
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class StubStability:
+    def __init__(self) -> None:
+        self.region: Any = None
+
+    def set_region(self, corners: Any, size: Any) -> None:
+        self.region = (corners, size)
+
+
+class ScriptProcessor:
+    """Stands in for stability + reader: frame i -> the scripted observation."""
+
+    def __init__(self, script: Sequence[ScriptFrame]) -> None:
+        self.script = list(script)
+        self.reader: Any = None
+        self.stability = StubStability()
+        self.last_reading = None
+
+    def process(self, frame: Frame) -> tuple[Observation, None]:
+        item = self.script[frame.index]
+        return observe(item.board, item.status, frame_index=frame.index, timestamp_s=frame.timestamp_s), None
+
+
+def session_for(script: Sequence[ScriptFrame], db: Path | str, faults: dict[int, str] | None = None,
+                **kw: Any) -> LiveSession:
+    items = [(faults or {}).get(i, FRAME) for i in range(len(script))]
+    source = ScriptSource(items)
+    return LiveSession("script", repository=db, open_source=lambda *a, **k: source,
+                       processor=ScriptProcessor(script), config=RunnerConfig(confirm_s=None), **kw)
+
+
+def test_live_session_records_a_game_and_publishes_state_ply_and_frames(tmp_path: Path) -> None:
+    script = script_game(START, MOVES, SEED)
+    session = session_for(script, tmp_path / "db.sqlite")
+    assert session.state()["phase"] == "no_match" and set(session.state()) >= STATE_KEYS
+    match_id = session.new_match(south="Ann", north="Bo", rules="seed")
+    with session.bus.subscribe(replay_last=False) as sub:
+        session.start()
+        assert session.wait(10)
+        kinds = []
+        while (event := sub.get(0.01)) is not None:
+            kinds.append(event.kind)
+    state = session.state()
+    assert set(state) >= STATE_KEYS
+    assert state["phase"] == "playing" and state["camera"] == "ended"
+    assert [p["move"] for p in state["plies"]] == MOVES
+    final = START
+    for move in MOVES:
+        final = apply_move(final, move, SEED).position
+    assert state["position"] == final.notation()
+    assert state["board"] == [list(r) for r in final.rows()] and state["side_to_move"] == "N"
+    assert state["last_move"]["move"] == "b1" and state["last_move"]["laps"][0]["origin"] == "b1"
+    assert state["match"]["south"] == "Ann" and state["match"]["points"] == {"S": 0, "N": 0}
+    assert kinds.count("ply") == 3 and kinds.count("frame") == len(script) and "state" in kinds
+    json.dumps(state)  # JSON-able
+    game = session.repository.get_game(state["match"]["games"][0]["id"])
+    assert game is not None and game["initial"] == START.notation()
+    assert [p["move"] for p in game["plies"]] == MOVES
+    assert session.repository.get_match(match_id)["mode"] == "classical"  # type: ignore[index]
+
+
+def test_a_restarted_session_resumes_the_match(tmp_path: Path) -> None:
+    db = tmp_path / "db.sqlite"
+    script = script_game(START, MOVES, SEED)
+    cut = next(i for i, f in enumerate(script) if f.ply == 2 and f.status == "stable") + 3
+    first = session_for(script[:cut], db)
+    first.new_match(south="Ann", north="Bo")
+    first.start()
+    assert first.wait(10)
+    assert [p["move"] for p in first.state()["plies"]] == MOVES[:2]
+    first.repository.close()
+
+    second = session_for(script, db)  # same database: the match goes on
+    state = second.state()
+    assert state["phase"] == "playing" and [p["move"] for p in state["plies"]] == MOVES[:2]
+    assert state["match"]["south"] == "Ann"
+    second.start()
+    assert second.wait(10)
+    assert [p["move"] for p in second.state()["plies"]] == MOVES
+    games = second.repository.list_games(state["match"]["id"])
+    assert len(games) == 1 and games[0]["ply_count"] == 3
+
+
+def test_illegal_sowing_raises_an_alarm_the_referee_can_accept(tmp_path: Path) -> None:
+    after = apply_move(START, "d1", SEED).position
+    wrong = list(after.board)
+    wrong[square_index("e2")] -= 1
+    wrong[square_index("e3")] += 1
+    script = [ScriptFrame(START.board, "stable", 0)] * 3 + [ScriptFrame(None, "hand", 0)] * 2
+    script += [ScriptFrame(tuple(wrong), "stable", 0)] * 4
+    session = session_for(script, tmp_path / "db.sqlite")
+    session.new_match(south="A", north="B")
+    session.confirm_setup(START.notation(short=True))
+    with session.bus.subscribe(replay_last=False) as sub:
+        session.start()
+        assert session.wait(10)
+        alarms = []
+        while (event := sub.get(0.01)) is not None:
+            if event.kind == "alarm":
+                alarms.append(event.data)
+    state = session.state()
+    assert state["phase"] == "illegal" and alarms and alarms[0]["active"] is True
+    alarm = state["alarm"]
+    assert alarm["kind"] == "illegal_sowing" and alarm["frame"] == 5 and "e3" in alarm["differs"]
+    assert alarm["expected"] == [list(r) for r in START.rows()]
+    assert alarm["closest"][0]["move"] == "d1"
+    events = session.repository.list_events(match_id=state["match"]["id"])
+    assert "illegal_sowing" in [e["kind"] for e in events]
+    session.accept_observed()
+    state = session.state()
+    assert state["phase"] == "playing" and state["alarm"] is None and state["plies"][-1]["move"] == "*"
+    assert "referee_accept" in [e["kind"] for e in session.repository.list_events(match_id=state["match"]["id"])]
+
+
+def test_bad_referee_input_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+    session = session_for([ScriptFrame(START.board, "stable", 0)], tmp_path / "db.sqlite")
+    with pytest.raises(ValueError, match="no match"):
+        session.confirm_setup(START.notation())
+    with pytest.raises(ValueError, match="unknown mode"):
+        session.new_match(south="A", north="B", mode="bullet")
+    with pytest.raises(ValueError, match="unknown rules preset"):
+        session.new_match(south="A", north="B", rules="chess")
+    assert session.repository.list_matches() == []
+    session.new_match(south="A", north="B")
+    before = session.state()
+    with pytest.raises(ValueError, match="bad position"):
+        session.confirm_setup("4,4,4/0 S")
+    with pytest.raises(ValueError, match="South has 36 seeds"):
+        session.confirm_setup("4,4,4,4,4,4,4,0/0,0,0,0,0,0,0,0/0,0,0,0,0,0,0,4/4,4,4,4,4,4,4,4 S")
+    with pytest.raises(ValueError, match="no illegal-sowing alarm"):
+        session.board_restored()
+    with pytest.raises(ValueError, match="accept_observed applies"):
+        session.accept_observed()
+    with pytest.raises(ValueError, match="bad square"):
+        session.correct_pit("k1", 3)
+    with pytest.raises(ValueError, match="no frame yet"):
+        session.set_calibration([(0, 0), (10, 0), (10, 10), (0, 10)])
+    assert session.state() == before
+
+
+def test_source_faults_are_events_and_the_camera_state(tmp_path: Path) -> None:
+    script = script_game(START, ["d1"], SEED)
+    faults = {2: CORRUPT, 5: DISCONNECTED, 6: RECONNECTED}
+    session = session_for(script, tmp_path / "db.sqlite", faults=faults)
+    session.new_match(south="A", north="B")
+    states = []
+    with session.bus.subscribe(replay_last=False) as sub:
+        session.start()
+        assert session.wait(10)
+        while (event := sub.get(0.01)) is not None:
+            if event.kind == "state":
+                states.append(event.data["camera"])
+    assert "disconnected" in states and "unreadable_image" in states
+    kinds = [e["kind"] for e in session.repository.list_events()]
+    assert {"source_corrupt", "source_disconnected", "source_reconnected"} <= set(kinds)
+
+
+def test_jpeg_frames_and_calibration(tmp_path: Path) -> None:
+    script = [ScriptFrame(START.board, "stable", 0)] * 3
+    session = session_for(script, tmp_path / "db.sqlite", calibration=tmp_path / "cal.json")
+    assert session.latest_jpeg() is None and session.latest_raw_jpeg() is None
+    session.start()
+    assert session.wait(10)
+    raw = session.latest_raw_jpeg()
+    assert raw is not None and raw[:2] == b"\xff\xd8"
+    annotated = session.latest_jpeg()
+    assert annotated is not None and annotated[:2] == b"\xff\xd8"
+    with pytest.raises(ValueError, match="inside the 64x48 frame"):
+        session.set_calibration([(0, 0), (100, 0), (100, 40), (0, 40)])
+    with pytest.raises(ValueError, match="clockwise"):
+        session.set_calibration([(0, 0), (0, 40), (60, 40), (60, 0)])
+    session.set_calibration([(2, 2), (60, 3), (61, 45), (1, 44)])
+    saved = json.loads((tmp_path / "cal.json").read_text())
+    assert saved["corners_px"][1] == [60.0, 3.0]
+
+
+def test_track_source_writes_the_record_format() -> None:
+    after = apply_move(START, "d1", SEED).position
+    wrong = list(apply_move(after, "f4", SEED).position.board)  # f4 with one seed in South's pit
+    source_pit = max(range(16), key=lambda i: (wrong[i] > 0, -wrong[i]))
+    wrong[source_pit] -= 1
+    wrong[31 - source_pit] += 1
+    script = script_game(START, ["d1"], SEED)
+    # an illegal sowing, then the board put back, then the next move
+    script += [ScriptFrame(None, "hand", 1)] * 2 + [ScriptFrame(tuple(wrong), "stable", 1)] * 3
+    script += [ScriptFrame(None, "hand", 1)] * 2 + [ScriptFrame(after.board, "stable", 1)] * 3
+    script += script_game(after, ["f4"], SEED)[4:]
+    source = ScriptSource([FRAME] * len(script))
+    record = track_source(source, SEED, processor=ScriptProcessor(script),  # type: ignore[arg-type]
+                          config=RunnerConfig(confirm_s=None))
+    assert record["rules"] == "seed" and record["initial"] == START.notation()
+    assert [p["move"] for p in record["plies"]] == ["d1", "f4"]
+    assert set(record["plies"][0]) == {"move", "after", "frame"}
+    illegal = [e for e in record["events"] if e["kind"] == "illegal_sowing"]
+    assert len(illegal) == 1
+    assert set(illegal[0]) >= {"kind", "frame", "observed", "position", "closest"}
+    assert illegal[0]["position"] == after.notation() and illegal[0]["closest"][0]["move"] == "f4"
+    assert record["result"] is None
