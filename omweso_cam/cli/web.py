@@ -45,6 +45,9 @@ def register(subparsers: Any) -> None:
     demo.add_argument("--db", default=":memory:", metavar="PATH",
                       help="SQLite file of match records (default: in memory, forgotten on exit)")
     demo.add_argument("--speed", type=float, default=1.0, help="replay speed (default 1.0 = real time)")
+    demo.add_argument("--game", metavar="DIR", default=None,
+                      help="replay this filmed game instead (a folder with truth.json and game.mp4 or "
+                           "frame_*.jpg, as written by `omweso-cam render sequence`)")
     _add_server_options(demo, default_port=8000)
     demo.set_defaults(func=cmd_demo)
 
@@ -77,15 +80,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from omweso_cam.store import MatchRepository
 
     try:
-        truth, video = load_demo(demo_folder())
+        truth, video = load_demo(Path(args.game) if args.game else demo_folder())
         with tempfile.TemporaryDirectory(prefix="omweso-demo-") as scratch:
             # Corners clicked on the calibration page go to a scratch file, not the user's folder.
             session = LiveSession(str(video), repository=MatchRepository(args.db), rules=truth["rules"],
                                   calibration=Path(scratch) / "calibration.json", realtime=True,
-                                  speed=args.speed)
+                                  speed=args.speed, fps=truth.get("fps"))
             session.new_match(south="Demo South", north="Demo North", rules=truth["rules"],
                               first=truth["initial"].split()[1])
-            print(f"omweso-cam demo: replaying {video.name} ({truth.get('frame_count', '?')} frames at "
+            print(f"omweso-cam demo: replaying {video} ({truth.get('frame_count', '?')} frames at "
                   f"{truth.get('fps', '?')} fps x{args.speed:g}) through the real pipeline.")
             print("The set-up is confirmed automatically once the camera reads a valid one "
                   "(a referee does it on the Set-up page).")
@@ -115,17 +118,20 @@ def demo_folder() -> Path:
 
 
 def load_demo(folder: Path) -> tuple[dict[str, Any], Path]:
-    """The demo's truth.json and its video; FileNotFoundError naming what is missing."""
+    """A filmed game's truth.json (for its rules and who starts) and its video, or the folder itself
+    when it holds frames instead; FileNotFoundError naming what is missing."""
     import json
 
     truth_path = folder / "truth.json"
     if not truth_path.is_file():
-        raise FileNotFoundError(f"the bundled demo game is missing: {truth_path}")
+        raise FileNotFoundError(f"no filmed game here (truth.json missing): {truth_path}")
     truth = json.loads(truth_path.read_text(encoding="utf-8"))
     video = folder / str(truth.get("video", "game.mp4"))
-    if not video.exists():
-        raise FileNotFoundError(f"the bundled demo video is missing: {video}")
-    return truth, video
+    if video.exists():
+        return truth, video
+    if any(folder.glob("frame_*.jpg")):
+        return truth, folder
+    raise FileNotFoundError(f"no video ({video.name}) or frame_*.jpg in {folder}")
 
 
 class SetupConfirmer:

@@ -15,7 +15,8 @@ function render(state) {
   renderBoard(state);
   renderLastMove(state);
   renderMoves(state);
-  clockBase = state.clocks ? { seconds: state.clocks.since_last_move_s, at: performance.now() } : null;
+  const since = state.clocks ? state.clocks.since_last_move_s : null;
+  clockBase = since === null || since === undefined ? null : { seconds: since, at: performance.now() };
   renderClock();
 }
 
@@ -56,8 +57,10 @@ function renderScore(state) {
     no_match: "No match yet: the referee starts one on the Set-up page.",
     setup: "Set-up: the referee checks the board read by the camera and confirms it on the Set-up page.",
   };
-  notice.hidden = !hints[state.phase];
-  notice.textContent = hints[state.phase] || "";
+  // "error" is an optional key: the camera loop stopped on an unexpected error.
+  const text = state.error ? `Camera loop stopped: ${state.error}` : hints[state.phase] || "";
+  notice.hidden = !text;
+  notice.textContent = text;
   const banner = document.getElementById("result");
   banner.hidden = !state.result;
   banner.textContent = state.result
@@ -141,6 +144,7 @@ function renderClock() {
   const clock = document.getElementById("clock");
   if (!current || !current.clocks || !clockBase) {
     clock.textContent = "";
+    clock.classList.remove("warn");
     return;
   }
   const c = current.clocks;
