@@ -235,6 +235,8 @@ def test_records_replay_a_game(page: Any, live_server: str, repository: MatchRep
         side = position.side_to_move.value
         position = apply_move(position, Move.parse(text), rules).position
         repository.add_ply(game_id, n=n, move=text, side=side, after=position.notation())
+    repository.add_event("illegal_sowing", match_id=match_id, game_id=game_id, frame=77,
+                         data={"where": "lap 2, pit e2"})
     page.goto(f"{live_server}/records", wait_until="domcontentloaded")
     page.click(f'a[data-game-id="{game_id}"]')
     page.wait_for_selector("#replay-board svg")
@@ -245,5 +247,6 @@ def test_records_replay_a_game(page: Any, live_server: str, repository: MatchRep
     page.click("#btn-first")
     assert page.text_content("#ply-label") == "set-up"
     assert pit_count(page, "#replay-board", "b1") == "4"
+    assert page.text_content("#replay-events li") == "illegal sowing at frame 77 (lap 2, pit e2)"
     assert page.get_attribute("#export-json", "href") == f"/api/games/{game_id}/export?fmt=json"
     screenshot(page, "records")

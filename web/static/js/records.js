@@ -77,6 +77,14 @@ async function openGame(id) {
     li.addEventListener("click", () => show(p.n));
     return li;
   }));
+  const events = document.getElementById("replay-events");
+  events.replaceChildren(...(game.events || []).map((e) => {
+    const li = document.createElement("li");
+    const where = e.where ? ` (${e.where})` : "";
+    li.textContent = `${e.kind.replaceAll("_", " ")}${e.frame === null || e.frame === undefined ? "" : ` at frame ${e.frame}`}${where}`;
+    return li;
+  }));
+  if (!events.children.length) events.textContent = "none";
   show(game.plies.length);
   history.replaceState(null, "", `#game-${id}`);
 }
@@ -107,7 +115,7 @@ function wire() {
 
 adoptToken();
 checkRole();
-setText("connection", "");
+document.getElementById("connection").hidden = true;
 wire();
 loadMatches().then(() => {
   const match = /^#game-(\d+)$/.exec(window.location.hash);
