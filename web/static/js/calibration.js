@@ -31,11 +31,13 @@ function draw() {
     dot.setAttribute("cy", String(y));
     dot.setAttribute("r", String(radius));
     dot.setAttribute("class", "calib-dot");
+    dot.setAttribute("stroke-width", String(radius / 4));
     const label = document.createElementNS(SVG_NS, "text");
     label.setAttribute("x", String(x + radius * 1.5));
     label.setAttribute("y", String(y - radius * 1.5));
     label.setAttribute("font-size", String(radius * 3));
     label.setAttribute("class", "calib-label");
+    label.setAttribute("stroke-width", String(radius / 3));
     label.textContent = ["TL", "TR", "BR", "BL"][i];
     nodes.push(dot, label);
   });
