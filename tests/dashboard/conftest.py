@@ -186,6 +186,61 @@ class FakeSession:
         self._raw = raw if raw is not None else jpeg
 
 
+class ScriptedSource:
+    """A frame source for the real LiveSession, fed by the test with boards (32 counts each).
+
+    ``show(board)`` queues a few "hand" frames (an empty board tuple) and then the
+    board held still; frames carry a small grey image so the JPEG stream works.
+    """
+
+    fps = 4.0
+
+    def __init__(self) -> None:
+        import queue
+
+        self.boards: queue.Queue[tuple[int, ...] | None] = queue.Queue()
+        self.board_of_frame: dict[int, tuple[int, ...]] = {}
+        self.index = 0
+
+    def show(self, board: tuple[int, ...], frames: int = 6) -> None:
+        for _ in range(3):
+            self.boards.put(())
+        for _ in range(frames):
+            self.boards.put(tuple(board))
+
+    def __iter__(self) -> Iterator[Any]:
+        import numpy as np
+
+        from omweso_cam.vision.frames import Frame
+
+        while True:
+            board = self.boards.get()
+            if board is None:
+                return
+            self.board_of_frame[self.index] = board
+            image = np.full((48, 64, 3), 60 + self.index % 100, np.uint8)
+            yield Frame(self.index, self.index / self.fps, image)
+            self.index += 1
+
+    def close(self) -> None:
+        self.boards.put(None)
+
+
+class ScriptedProcessor:
+    """Stands in for vision in the real LiveSession: each frame reads as its scripted board."""
+
+    def __init__(self, source: ScriptedSource) -> None:
+        self.source = source
+
+    def process(self, frame: Any) -> tuple[Any, None]:
+        from omweso_cam.observation import Observation
+
+        board = self.source.board_of_frame[frame.index]
+        if not board:  # a hand over the board between two scenes
+            return Observation(frame.index, frame.timestamp_s, "hand"), None
+        return Observation.from_counts(board, frame_index=frame.index, timestamp_s=frame.timestamp_s), None
+
+
 REFEREE_TOKEN = "test-referee-token"
 
 

@@ -250,3 +250,60 @@ def test_records_replay_a_game(page: Any, live_server: str, repository: MatchRep
     assert page.text_content("#replay-events li") == "illegal sowing at frame 77 (lap 2, pit e2)"
     assert page.get_attribute("#export-json", "href") == f"/api/games/{game_id}/export?fmt=json"
     screenshot(page, "records")
+
+
+def test_end_to_end_with_the_real_session(browser: Any) -> None:
+    """Real LiveSession (scripted observations): the referee starts a match, confirms the set-up,
+    sees the move arrive, gets the alarm for an illegal sowing and clears it, all in the browser."""
+    runner = pytest.importorskip("omweso_cam.runner")
+    from conftest import ScriptedProcessor, ScriptedSource
+
+    rules = RuleSet.preset("seed")
+    start = Position.standard()
+    after_a1 = apply_move(start, Move.parse("a1"), rules).position
+    source = ScriptedSource()
+    session = runner.LiveSession("scripted", repository=":memory:", open_source=lambda *_a, **_k: source,
+                                 processor=ScriptedProcessor(source))
+    app = create_app({"REFEREE_TOKEN": REFEREE_TOKEN, "STREAM_POLL_S": 0.1}, session=session)
+    server = DashboardServer(app, ServerConfig(port=0, threads=24, reserved_threads=4))
+    thread = server.start_in_thread()
+    session.start()
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    try:
+        base = server.url.rstrip("/")
+        page.goto(f"{base}/setup?token={REFEREE_TOKEN}", wait_until="domcontentloaded")
+        wait_js(page, "document.getElementById('role').textContent === 'referee'")
+        page.fill("input[name=south]", "Kato")
+        page.fill("input[name=north]", "Nakato")
+        page.click("#form-match button[type=submit]")
+        wait_js(page, "document.getElementById('setup-phase').textContent === 'setup'")
+        source.show(start.board)
+        wait_js(page, "document.querySelector('input[name=\"a1\"]').value === '4'")
+        page.click("#form-setup button[type=submit]")
+        wait_js(page, "document.getElementById('setup-phase').textContent === 'playing'")
+
+        page.goto(f"{base}/", wait_until="domcontentloaded")
+        page.wait_for_selector("#board svg")
+        source.show(after_a1.board)
+        wait_js(page, "document.querySelector('#moves li') && document.querySelector('#moves li').textContent === 'S a1'")
+        assert pit_count(page, "#board", "b1") == "5"
+        assert page.text_content("#name-S") == "Kato"
+
+        illegal = list(after_a1.board)
+        illegal[25] -= 1  # b1
+        illegal[18] += 1  # c2
+        source.show(tuple(illegal))
+        page.wait_for_selector("#alarm", state="visible")
+        assert page.locator('#alarm-observed g.pit.differs[data-square="c2"]').count() == 1
+        screenshot(page, "alarm_real_session")
+        page.click("#btn-restored")
+        source.show(after_a1.board)
+        page.wait_for_selector("#alarm", state="hidden")
+        assert page.text_content("#phase") == "playing"
+    finally:
+        context.close()
+        server.stop()
+        thread.join(10)
+        session.stop()

@@ -8,62 +8,21 @@ tracker, store and dashboard together without rendering images.
 from __future__ import annotations
 
 import json
-import queue
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from conftest import ScriptedProcessor, ScriptedSource
 from flask.testing import FlaskClient
 
 from omweso_cam.dashboard import create_app
-from omweso_cam.observation import Observation
 from omweso_cam.rules import Move, Position, RuleSet, apply_move
 
-np = pytest.importorskip("numpy")
 runner = pytest.importorskip("omweso_cam.runner")
-frames_module = pytest.importorskip("omweso_cam.vision.frames")
 
 TOKEN = "live-session-token"
 HEADERS = {"X-Referee-Token": TOKEN}
-
-
-class ScriptedSource:
-    """A frame source fed by the test: put boards (32 counts) in, frames come out at once."""
-
-    fps = 4.0
-
-    def __init__(self) -> None:
-        self.boards: queue.Queue[tuple[int, ...] | None] = queue.Queue()
-        self.index = 0
-
-    def __iter__(self) -> Iterator[Any]:
-        while True:
-            board = self.boards.get()
-            if board is None:
-                return
-            image = np.full((48, 64, 3), 60 + self.index % 100, np.uint8)
-            frame = frames_module.Frame(self.index, self.index / self.fps, image)
-            frame_board[self.index] = board
-            self.index += 1
-            yield frame
-
-    def close(self) -> None:
-        self.boards.put(None)
-
-
-#: frame index -> the board the scripted processor reports for it.
-frame_board: dict[int, tuple[int, ...]] = {}
-
-
-class ScriptedProcessor:
-    """Stands in for vision: every frame reads as a stable observation of its scripted board."""
-
-    def process(self, frame: Any) -> tuple[Observation, None]:
-        counts = frame_board[frame.index]
-        if not counts:  # a hand over the board between two scenes
-            return Observation(frame.index, frame.timestamp_s, "hand"), None
-        return Observation.from_counts(counts, frame_index=frame.index, timestamp_s=frame.timestamp_s), None
 
 
 @pytest.fixture
@@ -71,20 +30,12 @@ def live() -> Iterator[tuple[Any, ScriptedSource, FlaskClient]]:
     source = ScriptedSource()
     session = runner.LiveSession(
         "scripted", repository=":memory:", rules="seed",
-        open_source=lambda *_args, **_kw: source, processor=ScriptedProcessor(),
+        open_source=lambda *_args, **_kw: source, processor=ScriptedProcessor(source),
     )
     app = create_app({"TESTING": True, "REFEREE_TOKEN": TOKEN, "STREAM_POLL_S": 0.05}, session=session)
     session.start()
     yield session, source, app.test_client()
     session.stop()
-
-
-def show(source: ScriptedSource, board: tuple[int, ...], frames: int = 6) -> None:
-    """A hand over the board for a few frames, then ``board`` still for ``frames`` frames."""
-    for _ in range(3):
-        source.boards.put(())
-    for _ in range(frames):
-        source.boards.put(board)
 
 
 def wait_state(client: FlaskClient, predicate: Any, what: str, timeout_s: float = 10.0) -> dict[str, Any]:
@@ -111,7 +62,7 @@ def test_a_game_through_the_real_session(live: tuple[Any, ScriptedSource, FlaskC
     reply = post(client, "/api/match", {"south": "Kato", "north": "Nakato", "rules": "seed", "mode": "classical",
                                         "first": "S"})
     assert reply.status_code == 200, reply.json
-    show(source, start.board)
+    source.show(start.board)
     state = wait_state(client, lambda s: s["setup"] is not None and s["setup"]["observed"] is not None,
                        "the set-up reading")
     assert state["phase"] == "setup" and state["setup"]["valid"] is True
@@ -122,7 +73,7 @@ def test_a_game_through_the_real_session(live: tuple[Any, ScriptedSource, FlaskC
     assert reply.json["state"]["phase"] == "playing"
 
     events = client.get("/events", buffered=False)
-    show(source, after_a1.board)
+    source.show(after_a1.board)
     state = wait_state(client, lambda s: len(s["plies"]) == 1, "the first ply")
     assert state["plies"][0]["move"] == "a1" and state["side_to_move"] == "N"
     assert state["board"] == [list(r) for r in after_a1.rows()]
@@ -141,12 +92,12 @@ def test_a_game_through_the_real_session(live: tuple[Any, ScriptedSource, FlaskC
     illegal = list(after_a1.board)
     illegal[25] -= 1  # b1 (rank 1 row starts at index 24)
     illegal[18] += 1  # c2
-    show(source, tuple(illegal))
+    source.show(tuple(illegal))
     state = wait_state(client, lambda s: s["alarm"] is not None, "the illegal-sowing alarm")
     assert state["phase"] == "illegal" and set(state["alarm"]["differs"]) >= {"b1", "c2"}
     reply = post(client, "/api/alarm/board-restored", {})
     assert reply.status_code == 200, reply.json
-    show(source, after_a1.board)
+    source.show(after_a1.board)
     state = wait_state(client, lambda s: s["alarm"] is None and s["phase"] == "playing", "the alarm to clear")
 
     # The records pages see the stored game.
