@@ -22,11 +22,11 @@ def board_rows(notation: str | None) -> list[list[int]] | None:
     """The 4 ranks (4..1) of 8 counts of a position in notation, or None if it does not parse."""
     if not notation:
         return None
-    from omweso_cam.rules import NotationError, Position
+    from omweso_cam.rules import Position
 
     try:
         rows = Position.from_notation(notation).rows()
-    except NotationError:
+    except ValueError:  # NotationError, PositionError: a damaged record still lists its moves
         return None
     return [list(row) for row in rows]
 

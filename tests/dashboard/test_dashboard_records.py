@@ -65,3 +65,12 @@ def test_export_json_and_text(client: FlaskClient, recorded: dict[str, int]) -> 
 def test_export_rejects_unknown_format(client: FlaskClient, recorded: dict[str, int]) -> None:
     response = client.get(f"/api/games/{recorded['game']}/export?fmt=pdf")
     assert response.status_code == 400 and "fmt must be one of" in response.json["error"]
+
+
+def test_board_rows_of_bad_notation_is_none() -> None:
+    from omweso_cam.dashboard.records import board_rows
+
+    assert board_rows(None) is None
+    assert board_rows("not a position") is None
+    assert board_rows("9,9,9,9,9,9,9,9/0,0,0,0,0,0,0,0/0,0,0,0,0,0,0,0/4,4,4,4,4,4,4,4 S") is None  # 72+32 seeds
+    assert board_rows(Position.standard().notation()) == [list(r) for r in Position.standard().rows()]
