@@ -37,6 +37,7 @@ def register(subparsers: Any) -> None:
     stills.add_argument("--seed", type=int, default=0)
     stills.add_argument("--style", choices=styles, default="default",
                         help="'unseen': held-out seed colours, woods, tables and light")
+    stills.add_argument("--size", type=_size, default=None, help="image size WxH (default: varied, up to 1280x720)")
     stills.set_defaults(func=_stills)
 
     seq = sub.add_parser("sequence", help="film a random game: frames + truth.json")
@@ -81,7 +82,7 @@ def _stills(args: argparse.Namespace) -> int:
         standard=parts[0], free_setup=parts[1], mid_game=parts[2], no_board=parts[3],
         occluded=max(0, n - sum(parts)), sequences=False, demo=False,
     )
-    index = render_stills(args.out, seed=args.seed, style=args.style, plan=plan,
+    index = render_stills(args.out, seed=args.seed, style=args.style, plan=plan, size_px=args.size,
                           progress=lambda k, total: print(f"\r{k}/{total}", end="", file=sys.stderr))
     print(file=sys.stderr)
     print(json.dumps({"out": str(args.out), "images": len(index)}))

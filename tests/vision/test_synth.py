@@ -293,3 +293,32 @@ def test_sequence_illegal_sowing_is_illegal_then_restored(filmed_game: tuple[Pat
     assert frames[event["frame"]]["board"] == event["observed"]
     assert frames[event["restored_frame"]]["board"] == before.notation(short=True).split()[0]
     assert truth["plies"][2]["frame"] > event["restored_frame"]
+
+
+# ---- command line -------------------------------------------------------------------
+
+
+def test_cli_render_stills_writes_images_with_truth(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from omweso_cam.cli import main
+
+    args = ["render", "stills", "--out", str(tmp_path), "--count", "2", "--seed", "5", "--size", "320x180"]
+    assert main(args) == 0
+    index = json.loads((tmp_path / "index.json").read_text())
+    assert len(index) == 2
+    for entry in index:
+        truth = json.loads((tmp_path / entry["image"]).with_suffix(".json").read_text())
+        image = cv2.imread(str(tmp_path / entry["image"]))
+        assert image is not None and list(image.shape[1::-1]) == truth["image_size"]
+        assert truth["status"] in ("ok", "occluded", "no_board")
+    assert json.loads(capsys.readouterr().out)["images"] == 2
+
+
+def test_cli_refuses_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from omweso_cam.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["render", "sequence", "--out", str(tmp_path), "--size", "big"])
+    assert exc.value.code == 2
+    assert "WIDTHxHEIGHT" in capsys.readouterr().err
+    assert main(["render", "sequence", "--out", str(tmp_path), "--start", "1,2,3 S"]) == 2
+    assert not list(tmp_path.glob("frame_*.jpg"))

@@ -21,11 +21,16 @@ from typing import Any
 import cv2
 import numpy as np
 
-from omweso_cam.rules import Position, RuleSet
-from omweso_cam.rules.sample import random_position, random_setup
+from omweso_cam.rules import Position, RuleSet, Side
+from omweso_cam.rules.sample import random_setup
 from omweso_cam.vision.synth.render import BoardRenderer, render_board
 from omweso_cam.vision.synth.scene import Scene
-from omweso_cam.vision.synth.sequence import SequenceConfig, render_sequence, write_video
+from omweso_cam.vision.synth.sequence import (
+    SequenceConfig,
+    quick_options,
+    render_sequence,
+    write_video,
+)
 
 #: Still sizes (width, height) drawn from, largest most often.
 STILL_SIZES = ((1280, 720), (1280, 720), (1280, 720), (1024, 576), (960, 720), (960, 540))
@@ -51,11 +56,28 @@ class CorpusPlan:
         return self.standard + self.free_setup + self.mid_game + self.no_board + self.occluded
 
 
+def random_game_position(rnd: random.Random, rules: RuleSet, *, plies: int) -> Position | None:
+    """The position after ``plies`` random moves (`quick_options`) from a random set-up.
+
+    None if the game ended first.
+    """
+    position = random_setup(rnd, max_per_pit=rules.setup_max_per_pit, first=rnd.choice(list(Side)))
+    for _ in range(plies):
+        options = quick_options(position, rules)
+        if not options:
+            return None
+        _, outcome = options[rnd.randrange(len(options))]
+        if outcome.result is not None:
+            return None
+        position = outcome.position
+    return position
+
+
 def _heavy_position(rnd: random.Random, rules: RuleSet) -> Position:
     """A mid-game position, preferring ones with a big heap (a pit of 12 or more)."""
     best: Position | None = None
     for _ in range(40):
-        p = random_position(rnd, rules, plies=rnd.randint(6, 60))
+        p = random_game_position(rnd, rules, plies=rnd.randint(6, 60))
         if p is None:
             continue
         if best is None or max(p.board) > max(best.board):
@@ -97,9 +119,13 @@ def render_stills(
     seed: int,
     style: str = "default",
     plan: CorpusPlan | None = None,
+    size_px: tuple[int, int] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Render the stills of ``plan`` into ``out_dir`` (``still_NNN.jpg`` + ``.json``); returns the index."""
+    """Render the stills of ``plan`` into ``out_dir`` (``still_NNN.jpg`` + ``.json``); returns the index.
+
+    ``size_px`` fixes the image size (default: drawn from `STILL_SIZES`).
+    """
     plan = plan or CorpusPlan()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -109,6 +135,7 @@ def render_stills(
     jobs = still_jobs(rng, plan, rules)
     for k, (category, position, overrides) in enumerate(jobs):
         size = STILL_SIZES[int(rng.integers(len(STILL_SIZES)))]
+        size = size_px or size
         scene = Scene.random(rng, style=style, image_size_px=size, **overrides)
         image, truth = render_board(position, scene=scene, rng=rng)
         name = f"still_{k:03d}"

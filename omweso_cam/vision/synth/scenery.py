@@ -256,7 +256,7 @@ def draw_hand(
     diffuse = np.clip((-gx * light_img[0] - gy * light_img[1] - light_img[2]) / norm, 0, 1)
     shade = scene.ambient + (1 - scene.ambient) * diffuse
     skin = textures.rgb01(scene.skin_rgb)[::-1]
-    tex = 1.0 + textures.smooth_noise(rng, alpha.shape, 6.0)[..., None] * np.float32(0.04)
+    tex = 1.0 + textures.smooth_noise(rng, alpha.shape, max(4.0, 10 * px_per_mm))[..., None] * np.float32(0.025)
     colour = skin[None, None, :] * tex
     if scene.sleeve_rgb is not None:
         sl = (sleeve_mask[y0:y1, x0:x1].astype(np.float32) / 255.0)[..., None]

@@ -10,7 +10,9 @@ stays on the board for a while and is then put back.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import signal
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,9 @@ import numpy as np
 
 from omweso_cam.rules import (
     CIRCUIT,
+    IllegalMoveError,
     Move,
+    Outcome,
     Position,
     RuleSet,
     Side,
@@ -29,7 +33,6 @@ from omweso_cam.rules import (
     sowing_states,
     square_index,
     square_name,
-    successors,
 )
 from omweso_cam.vision.synth.render import BoardRenderer, Truth, board_notation
 from omweso_cam.vision.synth.scene import Scene
@@ -121,6 +124,60 @@ class _Film:
         return truth
 
 
+class _TooSlow(Exception):
+    """A rules-engine call ran past its time budget."""
+
+
+def _within(seconds: float, fn: Callable[[], Outcome]) -> Outcome | None:
+    """``fn()``, or None if it has not returned after ``seconds`` (main thread, Unix only).
+
+    Some moves of the rules engine run for minutes before their never-ending loop is
+    detected; random play skips those moves. Elsewhere (other threads, no SIGALRM) the
+    call simply runs to the end.
+    """
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        return fn()
+
+    def expire(signum: int, frame: object) -> None:
+        raise _TooSlow
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return fn()
+    except _TooSlow:
+        return None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+#: Time budget of one move in random play (a normal move takes well under a millisecond).
+MOVE_BUDGET_S = 0.5
+
+
+def quick_options(position: Position, rules: RuleSet) -> list[tuple[Move, Outcome]]:
+    """Every start pit's all-counter-clockwise move with its outcome (never-ending ones left out).
+
+    A subset of the legal moves (no clockwise choices, no two-one sowing) that costs one
+    sowing per pit: random play for films does not need the full move tree, whose
+    enumeration can be very slow in positions with many reverse-lap decision points.
+    Moves the engine cannot settle within `MOVE_BUDGET_S` are left out too.
+    """
+    found = []
+    for i in CIRCUIT[position.side_to_move]:
+        if position.board[i] < 2:
+            continue
+        move = Move.parse(square_name(i))
+        try:
+            outcome = _within(MOVE_BUDGET_S, lambda m=move: apply_move(position, m, rules))  # type: ignore[misc]
+        except IllegalMoveError:
+            continue
+        if outcome is not None and not outcome.never_ending:
+            found.append((move, outcome))
+    return found
+
+
 def _spread(states: Sequence[SowingState], count: int, rng: np.random.Generator) -> list[int]:
     """``count`` state indices spread over the move (never the last, final state)."""
     n = len(states) - 1
@@ -138,7 +195,8 @@ def wrong_sowing(position: Position, move: Move, rules: RuleSet) -> tuple[list[S
     """A plausible illegal sowing of ``move``: correct up to its second lap, then one pit skipped.
 
     Returns (the states a camera sees, the final illegal board), or None when the move
-    has no second lap or the mistake happens to give a legal result.
+    has no second lap or the mistake happens to give the result of a (counter-clockwise)
+    legal move.
     """
     states = list(sowing_states(position, move, rules))
     start = next((k for k, s in enumerate(states) if s.lap == 1 and s.event == "lift"), None)
@@ -158,7 +216,7 @@ def wrong_sowing(position: Position, move: Move, rules: RuleSet) -> tuple[list[S
         hand -= 1
         wrong.append(SowingState(tuple(board), hand, 1, square_name(circuit[pos]), "drop"))
     final = tuple(board)
-    legal_boards = {o.position.board for _, o in successors(position, rules)}
+    legal_boards = {o.position.board for _, o in quick_options(position, rules)}
     if final in legal_boards or final == position.board:
         return None
     return wrong, final
@@ -179,8 +237,8 @@ def render_sequence(
 ) -> dict[str, Any]:
     """Film a game into ``out_dir`` (JPEG frames + ``truth.json``); returns the truth dict.
 
-    ``moves`` fixes the moves (else random legal moves are played, ``plies`` of them,
-    fewer if the game ends). ``illegal_at_ply`` (1-based) stages an illegal sowing
+    ``moves`` fixes the moves (else random legal all-counter-clockwise moves are played,
+    ``plies`` of them, fewer if the game ends). ``illegal_at_ply`` (1-based) stages an illegal sowing
     before that ply's real move; ``pause_plies`` forces mid-move pauses (else they
     happen with ``config.pause_probability``).
     """
@@ -202,7 +260,7 @@ def render_sequence(
     fixed = [Move.parse(m) if isinstance(m, str) else m for m in moves] if moves is not None else None
     total = len(fixed) if fixed is not None else plies
     for ply in range(1, total + 1):
-        options = [(m, o) for m, o in successors(position, rules) if not o.never_ending]
+        options = quick_options(position, rules)
         if fixed is not None:
             move = fixed[ply - 1]
             outcome = apply_move(position, move, rules)  # raises IllegalMoveError
