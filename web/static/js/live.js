@@ -102,17 +102,18 @@ function renderLastMove(state) {
   });
   table.appendChild(body);
   box.replaceChildren(title, table);
-  animateLaps(move, table);
+  animateLaps(move);
 }
 
 // Step through the laps of a new last move: highlight each lap's origin and landing pit.
-function animateLaps(move, table) {
+function animateLaps(move) {
   const key = JSON.stringify(move);
   if (animation && animation.key === key) return;
   if (animation) clearInterval(animation.timer);
   let i = 0;
-  const rows = table.querySelectorAll("tbody tr");
   const step = () => {
+    // The table is rebuilt on every state snapshot: look its rows up afresh.
+    const rows = document.querySelectorAll("#last-move table.laps tbody tr");
     if (i >= move.laps.length || !current || current.in_progress || current.alarm) {
       clearInterval(animation.timer);
       rows.forEach((r) => r.classList.remove("active"));
