@@ -479,7 +479,8 @@ class LiveSession:
                                           if self.observed is not None else None)
                 if setup is not None:
                     state["setup"] = {"observed": board_rows(setup.board), "valid": setup.valid,
-                                      "problems": list(setup.problems)}
+                                      "problems": list(setup.problems),
+                                      "suggested": None if setup.suggested is None else board_rows(setup.suggested)}
                 else:
                     state["setup"] = {"observed": None, "valid": False, "problems": ["no stable reading yet"]}
             state["plies"] = [

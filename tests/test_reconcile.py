@@ -181,8 +181,26 @@ def test_heap_misreads_of_up_to_three_still_give_the_move() -> None:
 def test_a_total_short_of_64_with_no_matching_prefix_is_illegal_not_in_progress() -> None:
     position = Position.standard()
     board = list(position.board)
-    board[square_index("a1")] = 0
-    board[square_index("e1")] = 0  # 8 seeds gone from two pits no move empties together
+    board[square_index("a4")] = 0
+    board[square_index("h4")] = 0  # 8 of North's seeds gone: no South sowing empties North's pits
     result = reconcile(position, observe(board), SEED)
     assert result.status == ILLEGAL
-    assert result.observed_total == 56
+    assert result.observed_total == 56 and {"a4", "h4"} <= set(result.differs)
+
+
+def test_a_misread_total_is_tolerated_a_balanced_misfit_is_not() -> None:
+    position = mid_game_positions(5, seed=21)[4]
+    _, outcome = successors(position, SEED)[0]
+    board = list(outcome.position.board)
+    small = [i for i in range(32) if 1 <= board[i] <= 3]
+    assert len(small) >= 2
+    # Two small pits each read one seed high: 66 seeds, a misreading -> still the move.
+    misread = list(board)
+    misread[small[0]] += 1
+    misread[small[1]] += 1
+    assert reconcile(position, observe(misread), SEED).status == ACCEPTED
+    # One seed moved between the same pits: 64 seeds, a real misfit -> illegal.
+    moved = list(board)
+    moved[small[0]] += 1
+    moved[small[1]] -= 1
+    assert reconcile(position, observe(moved), SEED).status == ILLEGAL

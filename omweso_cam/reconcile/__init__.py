@@ -21,6 +21,7 @@ from omweso_cam.reconcile.scoring import (
     ReconcileError,
     Reconciliation,
     TraceCache,
+    fit_setup,
     reconcile,
     score_board,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "ReconcileError",
     "Reconciliation",
     "TraceCache",
+    "fit_setup",
     "reconcile",
     "score_board",
 ]

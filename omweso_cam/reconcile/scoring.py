@@ -61,16 +61,24 @@ class ReconcileConfig:
     ``illegal_min_excess_nats``: how much better the unconstrained reading must fit
     than the best legal hypothesis before the board is called illegal. One seed moved
     between two small pits costs about 8 nats with a confident reader (sigma 0.35).
+    ``illegal_min_excess_unbalanced_nats``: the same when the reading's seed total is
+    neither 64 nor the best legal board's (64 minus the hand): a sowing, legal or not,
+    never creates or destroys seeds, so a total that does not add up is evidence of
+    misread pits, and more misfit is tolerated before crying foul.
     ``ambiguous_margin_nats``: the best hypothesis must beat the best *different board*
     by this much to be accepted.
     ``in_progress_prior_nats``: prior cost of a part-way board: a stable board is far more
     often a completed move than a pause with seeds in the hand (so a reading between a
     completed move and "one seed still to drop" goes to the completed move).
+    ``depth2_prior_nats``: prior cost of two moves between stable readings (a missed
+    reading is rare, and hundreds of two-move boards would otherwise fit noise).
     """
 
     illegal_min_excess_nats: float = 4.5
+    illegal_min_excess_unbalanced_nats: float = 15.0
     ambiguous_margin_nats: float = 1.5
     in_progress_prior_nats: float = 2.0
+    depth2_prior_nats: float = 3.0
     search_depth2: bool = True
     search_in_progress: bool = True
     closest_count: int = 3
@@ -214,18 +222,21 @@ def reconcile(
             candidates = allowed
     best = candidates[0]
     if free_score - best.score > config.illegal_min_excess_nats and config.search_depth2:
-        deeper = _depth2_candidates(traces, ll, cache or _DEFAULT_CACHE, rules)
+        deeper = _depth2_candidates(traces, ll, cache or _DEFAULT_CACHE, rules, config.depth2_prior_nats)
         if deeper and deeper[0].score > best.score:
             candidates = tuple(sorted((*candidates, *deeper), key=lambda c: -c.score))
             best = candidates[0]
     excess = free_score - best.score
+    # A completed sowing (legal or not) leaves 64 seeds; a part-way one leaves 64 minus the hand.
+    balanced = sum(observed) in (64, sum(best.board))
+    limit = config.illegal_min_excess_nats if balanced else config.illegal_min_excess_unbalanced_nats
     runner_up = next((c for c in candidates[1:] if c.board != best.board), None)
     margin = best.score - runner_up.score if runner_up is not None else float("inf")
     common = Reconciliation(
         ILLEGAL, observation.frame_index, observed, candidates=candidates[:8], margin_nats=margin,
         excess_nats=excess,
     )
-    if excess > config.illegal_min_excess_nats:
+    if excess > limit:
         closest = tuple(c for c in all_candidates if c.kind == KIND_SUCCESSOR)[: config.closest_count]
         anchor = min(
             (c for c in all_candidates if c.kind != KIND_UNCHANGED), key=lambda c: -c.score, default=best
@@ -315,7 +326,8 @@ def _hinted(candidates: tuple[Candidate, ...], hint: Sequence[tuple[str, int]]) 
 
 
 def _depth2_candidates(
-    traces: tuple[MoveTrace, ...], ll: Sequence[Sequence[float]], cache: TraceCache, rules: RuleSet
+    traces: tuple[MoveTrace, ...], ll: Sequence[Sequence[float]], cache: TraceCache, rules: RuleSet,
+    prior_nats: float,
 ) -> tuple[Candidate, ...]:
     """Boards two plies away (a reading was missed), one candidate per distinct board."""
     boards: dict[tuple[int, ...], Candidate] = {}
@@ -333,7 +345,7 @@ def _depth2_candidates(
             known = boards.get(board)
             if known is None:
                 boards[board] = Candidate(
-                    KIND_DEPTH2, board, score_board(ll, board), moves=(pair,),
+                    KIND_DEPTH2, board, score_board(ll, board) - prior_nats, moves=(pair,),
                     plies=((first.move, outcome), (second.move, second.outcome)),
                 )
             else:
@@ -384,3 +396,41 @@ def _where(
         return None, None
     state = trace.states[step]
     return f"lap {state.lap + 1}, pit {state.pit}", (name, step)
+
+
+def fit_setup(
+    log_likelihoods: Sequence[Sequence[float]], *, seeds_per_side: int = 32, max_per_pit: int | None = None
+) -> tuple[tuple[int, ...], float]:
+    """The most likely set-up board under a reading, and its score.
+
+    Each side's 16 pits hold exactly ``seeds_per_side`` seeds, none more than
+    ``max_per_pit`` (the preset's set-up cap): a small dynamic programme per side, so a
+    few misread pits of a free arrangement are corrected by the 32-per-side rule.
+    """
+    cap = seeds_per_side if max_per_pit is None else min(max_per_pit, seeds_per_side)
+    board = [0] * 32
+    total = 0.0
+    for pits in (range(0, 16), range(16, 32)):
+        # best[s] = (score, counts) over the pits so far, summing to s
+        best: list[tuple[float, tuple[int, ...]] | None] = [None] * (seeds_per_side + 1)
+        best[0] = (0.0, ())
+        for i in pits:
+            row = log_likelihoods[i]
+            nxt: list[tuple[float, tuple[int, ...]] | None] = [None] * (seeds_per_side + 1)
+            for s, entry in enumerate(best):
+                if entry is None:
+                    continue
+                score, counts = entry
+                for n in range(min(cap, seeds_per_side - s) + 1):
+                    candidate = score + row[n]
+                    slot = nxt[s + n]
+                    if slot is None or candidate > slot[0]:
+                        nxt[s + n] = (candidate, (*counts, n))
+            best = nxt
+        final = best[seeds_per_side]
+        if final is None:
+            raise ReconcileError(f"no set-up of {seeds_per_side} seeds per side with at most {cap} per pit")
+        total += final[0]
+        for i, n in zip(pits, final[1], strict=True):
+            board[i] = n
+    return tuple(board), total

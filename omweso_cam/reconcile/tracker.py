@@ -28,6 +28,7 @@ from omweso_cam.reconcile.scoring import (
     ReconcileConfig,
     Reconciliation,
     TraceCache,
+    fit_setup,
     reconcile,
     score_board,
 )
@@ -117,6 +118,7 @@ class SetupReading:
 
     board: tuple[int, ...]
     problems: tuple[str, ...]
+    suggested: tuple[int, ...] | None = None  # the most likely valid set-up, when it differs
 
     @property
     def valid(self) -> bool:
@@ -304,14 +306,21 @@ class Tracker:
                     self.last_reconciliation = result
                     self._commit(result, events)
                 return
+        ll = observation.log_likelihoods
+        assert ll is not None
+        fit, fit_score = fit_setup(ll, max_per_pit=self.rules.setup_max_per_pit)
+        plausible = sum(max(row) for row in ll) - fit_score <= self.config.reconcile.illegal_min_excess_nats
         reading = read_setup(counts, self.rules, self.first)
+        if plausible and fit != counts:
+            reading = SetupReading(reading.board, reading.problems, fit)
         changed = reading != self.setup
         self.setup = reading
         if changed:
             events.append(self._event("setup_reading", observed=board_rows(counts), valid=reading.valid,
-                                      problems=list(reading.problems)))
-        if reading.valid and self._agreed(("setup", counts)):
-            self._setup_candidate = setup_position(counts, self.first)
+                                      problems=list(reading.problems),
+                                      suggested=None if reading.suggested is None else board_rows(reading.suggested)))
+        if plausible and self._agreed(("setup", fit)):
+            self._setup_candidate = setup_position(fit, self.first)
             events.append(self._event("setup_stable", position=self._setup_candidate.notation()
                                       if self._setup_candidate else None))
 

@@ -1,0 +1,398 @@
+"""Tracking benchmark: moves recovered, illegal sowings flagged, robustness to noise, speed.
+
+Run: ``.venv/bin/python benchmarks/track_bench.py [--fresh 2] [--games 40] [--positions 1000]``
+
+Sections (each prints a table):
+
+1. Simulated games (readings straight from the rules, optional noise): every move
+   recovered? false alarms? moves committed on hand frames? pauses mid-move?
+2. Robustness curve: per-pit count errors (``off_by_one_rate`` of pits off by one,
+   heaps over 10 off by up to ``heap_max_error``), the simulated reader reporting
+   likelihoods calibrated to that noise. One reading per move (reconcile alone) and
+   whole games through the Tracker (which averages the stable frames of a scene).
+   "unique" = the true successor beats every other legal board by the ambiguity margin
+   under the noisy reading; recovery among those must be 100 %.
+3. Rendered game sequences (``sample_images/sequences/*`` plus ``--fresh`` new ones with
+   seeds and a scene style the code was not tuned on): the full pipeline (stability +
+   reader + tracker) and, to separate vision from tracking, the tracker fed with the
+   renderer's true counts ("oracle" readings).
+4. Speed: `track` frames/s on a 1280x720 sequence on one core; cost of the sowing states
+   of all legal moves for 1,000 mid-game positions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+from omweso_cam.observation import HAND, STABLE, Observation
+from omweso_cam.reconcile import ACCEPTED, ILLEGAL, ReconcileConfig, reconcile
+from omweso_cam.reconcile.scoring import score_board
+from omweso_cam.reconcile.simulate import (
+    NoiseModel,
+    noisy_counts,
+    observations,
+    random_game,
+    script_game,
+)
+from omweso_cam.reconcile.tracker import Tracker, TrackerConfig
+from omweso_cam.rules import Position, RuleSet, apply_move, sowing_states_all, successors
+
+REPO = Path(__file__).resolve().parents[1]
+SEED_RULES = RuleSet.preset("seed")
+
+
+def table(title: str, header: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    print(f"\n### {title}\n")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "|".join("---" for _ in header) + "|")
+    for row in rows:
+        print("| " + " | ".join(str(c) for c in row) + " |")
+    sys.stdout.flush()
+
+
+def pct(a: int, b: int) -> str:
+    return "-" if b == 0 else f"{100.0 * a / b:.1f} %"
+
+
+# ---------------------------------------------------------------------- 1. simulated games
+
+
+def simulated_games(games: int, seed: int) -> None:
+    rows = []
+    for label, noise, pauses in [
+        ("exact readings", NoiseModel(), False),
+        ("exact, pauses mid-move", NoiseModel(), True),
+        ("10 % off by one, heaps +-3", NoiseModel(off_by_one_rate=0.1, heap_max_error=3, calibrated=True), True),
+        ("5 % off by one, heaps +-2", NoiseModel(off_by_one_rate=0.05, heap_max_error=2, calibrated=True), True),
+    ]:
+        rng = random.Random(seed)
+        moves_total = recovered = alarms = on_hand = exact_games = 0
+        for _ in range(games):
+            moves = random_game(Position.standard(), SEED_RULES, rng, max_plies=40)
+            pause_map = {k: [2, 5, 9] for k in range(len(moves)) if pauses and rng.random() < 0.4}
+            script = script_game(Position.standard(), moves, SEED_RULES, stable_frames=5, pauses=pause_map)
+            tracker = Tracker(SEED_RULES)  # set-up read from the frames, confirmed by the first move
+            got: list[str] = []
+            for i, obs in enumerate(observations(script, noise=noise, rng=rng)):
+                for event in tracker.update(obs):
+                    if event.kind == "ply":
+                        got.append(event.data["move"])
+                        on_hand += script[i].status == HAND
+                    elif event.kind == "alarm":
+                        alarms += 1
+            moves_total += len(moves)
+            recovered += sum(a == str(b) for a, b in zip(got, moves, strict=False))
+            exact_games += got == [str(m) for m in moves]
+        rows.append([label, games, moves_total, pct(recovered, moves_total), pct(exact_games, games), alarms, on_hand])
+    table("Simulated games through the Tracker (set-up read from the frames)",
+          ["readings", "games", "moves", "moves recovered", "games exact", "false alarms", "moves on hand frames"],
+          rows)
+
+
+# ---------------------------------------------------------------------- 2. robustness curve
+
+
+def mid_game_positions(count: int, seed: int) -> list[Position]:
+    rng = random.Random(seed)
+    out: list[Position] = []
+    while len(out) < count:
+        position = Position.standard()
+        for move in random_game(position, SEED_RULES, rng, max_plies=rng.randint(4, 50)):
+            outcome = apply_move(position, move, SEED_RULES)
+            if outcome.result is not None:
+                break
+            position = outcome.position
+        if position.ply >= 2 and successors(position, SEED_RULES):
+            out.append(position)
+    return out
+
+
+def displaced(board: tuple[int, ...], rng: random.Random, legal: set[tuple[int, ...]]) -> tuple[int, ...] | None:
+    """``board`` with one seed moved to another pit (an illegal sowing's smallest trace), not a legal board."""
+    for _ in range(50):
+        source = rng.choice([i for i in range(32) if board[i] > 0])
+        target = rng.randrange(32)
+        if target == source:
+            continue
+        out = list(board)
+        out[source] -= 1
+        out[target] += 1
+        if tuple(out) not in legal:
+            return tuple(out)
+    return None
+
+
+def robustness(positions: int, games: int, seed: int) -> None:
+    levels = [(0.0, 0), (0.05, 1), (0.1, 2), (0.1, 3), (0.2, 3), (0.3, 3)]
+    default = ReconcileConfig()
+    configs = {"default": default,
+               "no total check": ReconcileConfig(illegal_min_excess_unbalanced_nats=default.illegal_min_excess_nats)}
+    pool = mid_game_positions(positions, seed)
+    rows = []
+    for rate, heap in levels:
+        noise = NoiseModel(off_by_one_rate=rate, heap_max_error=heap, calibrated=True)
+        rng = random.Random(seed + 1)
+        n = unique = 0
+        ok = dict.fromkeys(configs, 0)
+        unique_ok = dict.fromkeys(configs, 0)
+        wrong = dict.fromkeys(configs, 0)
+        flagged = dict.fromkeys(configs, 0)
+        illegal_n = 0
+        for position in pool:
+            options = [(m, o) for m, o in successors(position, SEED_RULES) if not o.never_ending]
+            move, outcome = options[rng.randrange(len(options))]
+            read = noisy_counts(outcome.position.board, noise, rng)
+            ll = noise.log_likelihoods(read)
+            obs = Observation(0, 0.0, STABLE, ll)
+            truth_score = score_board(ll, outcome.position.board)
+            others = [score_board(ll, o.position.board) for _, o in options if o.position.board != outcome.position.board]
+            others.append(score_board(ll, position.board))
+            is_unique = truth_score - max(others) >= ReconcileConfig().ambiguous_margin_nats
+            n += 1
+            unique += is_unique
+            legal = {o.position.board for _, o in options} | {position.board}
+            bad = displaced(outcome.position.board, rng, legal)
+            bad_obs = None
+            if bad is not None:
+                illegal_n += 1
+                bad_obs = Observation(0, 0.0, STABLE, noise.log_likelihoods(noisy_counts(bad, noise, rng)))
+            for threshold, config in configs.items():
+                result = reconcile(position, obs, SEED_RULES, config=config)
+                good = result.status == ACCEPTED and result.best is not None and str(move) in result.best.moves
+                ok[threshold] += good
+                unique_ok[threshold] += is_unique and good
+                wrong[threshold] += result.status == ACCEPTED and not good
+                if bad_obs is not None:
+                    flagged[threshold] += reconcile(position, bad_obs, SEED_RULES, config=config).status == ILLEGAL
+        # whole games through the tracker (independent noise per frame, 5 stable frames per scene)
+        grng = random.Random(seed + 2)
+        total = got_ok = alarms = 0
+        for _ in range(games):
+            moves = random_game(Position.standard(), SEED_RULES, grng, max_plies=40)
+            script = script_game(Position.standard(), moves, SEED_RULES, stable_frames=5)
+            tracker = Tracker(SEED_RULES, initial=Position.standard())
+            got = []
+            for obs in observations(script, noise=noise, rng=grng):
+                for event in tracker.update(obs):
+                    if event.kind == "ply":
+                        got.append(event.data["move"])
+                    alarms += event.kind == "alarm"
+            total += len(moves)
+            got_ok += sum(a == str(b) for a, b in zip(got, moves, strict=False))
+        row: list[object] = [f"{rate:.0%}", f"+-{heap}", n, pct(unique, n)]
+        for threshold in configs:
+            row += [pct(unique_ok[threshold], unique), wrong[threshold], pct(flagged[threshold], illegal_n)]
+        row += [pct(got_ok, total), alarms]
+        rows.append(row)
+    header = ["pits off by one", "heaps >10", "readings", "true move unique"]
+    for name in configs:
+        header += [f"recovered where unique ({name})", f"wrong move ({name})", f"1 displaced seed flagged ({name})"]
+    header += ["tracker, 5 noisy frames/scene: moves recovered", "tracker: false alarms"]
+    table("Robustness to per-pit count errors (calibrated likelihoods; one reading per move, then whole games)",
+          header, rows)
+
+
+# ---------------------------------------------------------------------- 3. rendered sequences
+
+
+def oracle_observations(truth: dict[str, Any]) -> list[Observation]:
+    """The renderer's true counts as confident readings; hand-ish phases as hand frames."""
+    out = []
+    for frame in truth["frames"]:
+        phase = frame["phase"]
+        if phase in ("hand", "illegal_hand", "restore"):
+            out.append(Observation(frame["index"], frame["timestamp_s"], HAND))
+        else:
+            out.append(Observation.from_counts(frame["counts"], frame_index=frame["index"],
+                                               timestamp_s=frame["timestamp_s"]))
+    return out
+
+
+def judge(truth: dict[str, Any], plies: list[dict[str, Any]], events: list[dict[str, Any]]) -> dict[str, Any]:
+    moves = truth["moves"]
+    got = [p["move"] for p in plies]
+    phases = {f["index"]: f["phase"] for f in truth["frames"]}
+    on_hand = sum(phases.get(p["frame"], "") in ("hand", "illegal_hand", "restore") for p in plies)
+    flagged = [e for e in events if e["kind"] == "illegal_sowing"]
+    expected = truth.get("events", [])
+    right = 0
+    for event in expected:
+        lo, hi = event["frames"]
+        right += any(lo <= f["frame"] <= hi for f in flagged)
+    false_alarms = sum(not any(ev["frames"][0] <= f["frame"] <= ev["frames"][1] for ev in expected) for f in flagged)
+    return {"moves": len(moves), "recovered": sum(a == b for a, b in zip(got, moves, strict=False)),
+            "extra": max(0, len(got) - len(moves)), "illegal": len(expected), "flagged_right": right,
+            "false_alarms": false_alarms, "on_hand": on_hand, "exact": got == moves}
+
+
+def run_oracle(truth: dict[str, Any]) -> dict[str, Any]:
+    rules = RuleSet.preset(truth["rules"])
+    tracker = Tracker(rules, initial=Position.from_notation(truth["initial"]),
+                      config=TrackerConfig(confirm_frames=1))
+    events = []
+    for obs in oracle_observations(truth):
+        for event in tracker.update(obs):
+            if event.kind == "alarm":
+                events.append({"kind": "illegal_sowing", "frame": event.data["frame"]})
+    plies = [{"move": p.move, "frame": p.frame} for p in tracker.plies]
+    return judge(truth, plies, events)
+
+
+def run_pipeline(folder: Path, truth: dict[str, Any], *, start: bool) -> tuple[dict[str, Any], float, int]:
+    from omweso_cam.runner import RunnerConfig, make_processor, track_source
+    from omweso_cam.vision.frames import SourceConfig, open_source
+
+    rules = RuleSet.preset(truth["rules"])
+    source = open_source(folder, config=SourceConfig(folder_fps=float(truth["fps"])))
+    config = RunnerConfig().for_fps(source.fps)
+    processor = make_processor(config=config, fps=source.fps)
+    t0 = time.perf_counter()
+    record = track_source(source, rules, start=Position.from_notation(truth["initial"]) if start else None,
+                          processor=processor, config=config)
+    elapsed = time.perf_counter() - t0
+    return judge(truth, record["plies"], record["events"]), elapsed, record["frames"]
+
+
+def sequences(fresh: int, seed: int, skip_vision: bool) -> list[tuple[str, Path, dict[str, Any]]]:
+    found = []
+    root = REPO / "sample_images" / "sequences"
+    if root.is_dir():
+        for folder in sorted(p for p in root.iterdir() if (p / "truth.json").is_file()):
+            found.append((f"sample/{folder.name}", folder, json.loads((folder / "truth.json").read_text())))
+    if fresh:
+        import numpy as np
+
+        from omweso_cam.vision.synth.scene import Scene
+        from omweso_cam.vision.synth.sequence import render_sequence
+
+        out = Path(tempfile.mkdtemp(prefix="omweso-track-bench-"))
+        for k in range(fresh):
+            rng = np.random.default_rng(10_000 + seed * 100 + k)
+            scene = Scene.random(rng, style="unseen", image_size_px=(800, 450))
+            folder = out / f"fresh{k}"
+            print(f"rendering fresh sequence {k + 1}/{fresh} (style unseen) ...", file=sys.stderr)
+            truth = render_sequence(folder, rules=SEED_RULES, initial=Position.standard(), scene=scene, rng=rng,
+                                    plies=8, illegal_at_ply=3 + k % 3, pause_plies=[2, 5])
+            found.append((f"fresh/{k}", folder, truth))
+    return found
+
+
+def rendered(fresh: int, seed: int, skip_vision: bool) -> None:
+    found = sequences(fresh, seed, skip_vision)
+    if not found:
+        print("\n(no rendered sequences: sample_images/sequences is empty and --fresh 0)")
+        return
+    rows = []
+    for name, folder, truth in found:
+        oracle = run_oracle(truth)
+        rows.append([name, "oracle counts", truth["frame_count"], f"{oracle['recovered']}/{oracle['moves']}",
+                     oracle["extra"], f"{oracle['flagged_right']}/{oracle['illegal']}", oracle["false_alarms"],
+                     oracle["on_hand"], "-"])
+        if skip_vision:
+            continue
+        for start in (True, False):
+            result, elapsed, frames = run_pipeline(folder, truth, start=start)
+            rows.append([name, "full pipeline" + (" (--start)" if start else " (set-up read)"), frames,
+                         f"{result['recovered']}/{result['moves']}", result["extra"],
+                         f"{result['flagged_right']}/{result['illegal']}", result["false_alarms"], result["on_hand"],
+                         f"{frames / elapsed:.1f}"])
+    table("Rendered game sequences",
+          ["sequence", "readings", "frames", "moves recovered", "moves invented", "illegal flagged in its frames",
+           "false alarms", "moves on hand frames", "frames/s"],
+          rows)
+
+
+# ---------------------------------------------------------------------- 4. speed
+
+
+def speed_720p(seed: int) -> None:
+    import cv2
+    import numpy as np
+
+    from omweso_cam.runner import RunnerConfig, make_processor, track_source
+    from omweso_cam.vision.frames import SourceConfig, open_source
+    from omweso_cam.vision.synth.scene import Scene
+    from omweso_cam.vision.synth.sequence import render_sequence
+
+    cv2.setNumThreads(1)
+    folder = Path(tempfile.mkdtemp(prefix="omweso-track-720p-"))
+    rng = np.random.default_rng(seed + 7)
+    print("rendering a 1280x720 sequence for the speed test ...", file=sys.stderr)
+    truth = render_sequence(folder, rules=SEED_RULES, initial=Position.standard(),
+                            scene=Scene.random(rng, image_size_px=(1280, 720)), rng=rng, plies=3, pause_plies=[])
+    source = open_source(folder, config=SourceConfig(folder_fps=float(truth["fps"])))
+    config = RunnerConfig().for_fps(source.fps)
+    processor = make_processor(config=config, fps=source.fps)
+    t0 = time.process_time()
+    w0 = time.perf_counter()
+    record = track_source(source, SEED_RULES, start=Position.standard(), processor=processor, config=config)
+    cpu = time.process_time() - t0
+    wall = time.perf_counter() - w0
+    frames = record["frames"]
+    table("`track` speed on a 1280x720 frame folder (one OpenCV thread)",
+          ["frames", "plies found / filmed", "CPU s", "frames/s (CPU)", "wall s", "frames/s (wall)"],
+          [[frames, f"{len(record['plies'])}/{len(truth['moves'])}", f"{cpu:.1f}", f"{frames / cpu:.1f}",
+            f"{wall:.1f}", f"{frames / wall:.1f}"]])
+
+
+def states_cost(positions: int, seed: int) -> None:
+    pool = mid_game_positions(positions, seed + 3)
+    moves = states = 0
+    times = []
+    for position in pool:
+        t0 = time.perf_counter()
+        traces = sowing_states_all(position, SEED_RULES)
+        times.append(time.perf_counter() - t0)
+        moves += len(traces)
+        states += sum(len(s) for _, _, s in traces)
+    total = sum(times)
+    times.sort()
+    table(f"Intermediate sowing states of every legal move, {len(pool)} mid-game positions",
+          ["positions", "legal moves", "states", "total s", "mean ms/position", "p95 ms", "max ms"],
+          [[len(pool), moves, states, f"{total:.2f}", f"{1000 * total / len(pool):.2f}",
+            f"{1000 * times[int(0.95 * len(times))]:.2f}", f"{1000 * times[-1]:.2f}"]])
+    rtimes = []
+    for position in pool[:200]:
+        options = successors(position, SEED_RULES)
+        board = options[0][1].position.board
+        obs = Observation.from_counts(board)
+        t0 = time.perf_counter()
+        reconcile(position, obs, SEED_RULES)
+        rtimes.append(time.perf_counter() - t0)
+    print(f"\nreconcile() of one reading, cold cache: mean {1000 * statistics.mean(rtimes):.2f} ms, "
+          f"max {1000 * max(rtimes):.2f} ms over {len(rtimes)} positions")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--games", type=int, default=30, help="simulated games per setting")
+    parser.add_argument("--positions", type=int, default=1000, help="positions for the noise curve and state cost")
+    parser.add_argument("--fresh", type=int, default=2, help="fresh sequences to render (unseen style)")
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--skip-vision", action="store_true", help="no full-pipeline runs (tracker only)")
+    parser.add_argument("--skip-speed", action="store_true")
+    args = parser.parse_args(argv)
+    simulated_games(args.games, args.seed)
+    robustness(args.positions, max(5, args.games // 3), args.seed)
+    states_cost(args.positions, args.seed)
+    rendered(args.fresh, args.seed, args.skip_vision)
+    if not args.skip_speed and not args.skip_vision:
+        speed_720p(args.seed)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
