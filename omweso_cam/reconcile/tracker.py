@@ -306,10 +306,10 @@ class Tracker:
                     self.last_reconciliation = result
                     self._commit(result, events)
                 return
-        ll = observation.log_likelihoods
-        assert ll is not None
-        fit, fit_score = fit_setup(ll, max_per_pit=self.rules.setup_max_per_pit)
-        plausible = sum(max(row) for row in ll) - fit_score <= self.config.reconcile.illegal_min_excess_nats
+        rows = observation.log_likelihoods
+        assert rows is not None
+        fit, fit_score = fit_setup(rows, max_per_pit=self.rules.setup_max_per_pit)
+        plausible = sum(max(row) for row in rows) - fit_score <= self.config.reconcile.illegal_min_excess_nats
         reading = read_setup(counts, self.rules, self.first)
         if plausible and fit != counts:
             reading = SetupReading(reading.board, reading.problems, fit)
