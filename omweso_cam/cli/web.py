@@ -104,10 +104,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _serve(session: Any, args: argparse.Namespace) -> int:
+    import errno
+
     from omweso_cam.dashboard.server import ServerConfig, serve_session
 
     config = ServerConfig(host=args.host, port=args.port, threads=args.threads)
-    return serve_session(session, config=config, exit_after_s=args.exit_after)
+    try:
+        return serve_session(session, config=config, exit_after_s=args.exit_after)
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            raise OSError(error.errno, f"port {args.port} on {args.host} is already in use "
+                                       "(choose another with --port, or --port 0 for a free one)") from error
+        raise
 
 
 def demo_folder() -> Path:

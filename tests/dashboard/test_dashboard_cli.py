@@ -116,3 +116,16 @@ def test_demo_starts_a_match_and_serves_it(tmp_path: Path) -> None:
             process.kill()
     assert process.returncode == 0, err
     assert "omweso-cam dashboard stopped." in out
+
+
+def test_serve_reports_a_port_in_use(frames: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code = main(["serve", "--source", str(frames), "--port", str(port), "--db", str(tmp_path / "m.db"),
+                     "--threads", "32", "--exit-after", "1"])
+    assert code == 2
+    assert f"port {port} on 127.0.0.1 is already in use" in capsys.readouterr().err
