@@ -159,6 +159,14 @@ def test_viewer_without_token_cannot_act(page: Any, live_server: str, session: F
     assert status == 403 and session.calls == []
 
 
+def test_a_wrong_token_is_dropped_with_a_message(page: Any, live_server: str) -> None:
+    page.goto(f"{live_server}/?token=not-the-token", wait_until="domcontentloaded")
+    page.wait_for_selector("#toast.error", state="visible")
+    assert "not accepted" in str(page.text_content("#toast"))
+    assert page.evaluate("sessionStorage.getItem('omweso-referee-token')") is None
+    assert page.text_content("#role") == "viewer (read-only)"
+
+
 def test_correct_a_pit_from_the_alarm(page: Any, live_server: str, session: FakeSession) -> None:
     session.raise_alarm()
     page.goto(f"{live_server}/?token={REFEREE_TOKEN}", wait_until="domcontentloaded")

@@ -35,6 +35,11 @@ export async function checkRole() {
   } catch (_) {
     referee = false;
   }
+  if (t && !referee) {
+    // A token from an earlier run (the server makes a new one at each start) or a typo.
+    sessionStorage.removeItem(TOKEN_KEY);
+    toast("The referee token was not accepted (the server may have restarted): open the new referee URL.", true);
+  }
   document.body.classList.toggle("referee", referee);
   document.body.classList.toggle("viewer", !referee);
   const role = document.getElementById("role");
