@@ -41,11 +41,21 @@ def stream() -> Response:
     retry_ms = int(current_app.config["SSE_RETRY_MS"])
     poll_s = min(float(current_app.config["STREAM_POLL_S"]), keepalive_s)
     subscription = session.bus.subscribe(replay_last=False)
+    released = False
+
+    def release() -> None:
+        # Called by the generator's end and by the response's close(), whichever comes first:
+        # a response whose body is never read (HEAD, early disconnect) must free its slot too.
+        nonlocal released
+        if not released:
+            released = True
+            subscription.close()
+            context.close_stream()
+
     try:
         initial = session.state()
     except BaseException:
-        subscription.close()
-        context.close_stream()
+        release()
         raise
 
     def generate() -> Iterator[str]:
@@ -65,11 +75,12 @@ def stream() -> Response:
                     idle_s = 0.0
                     yield format_event(event.kind, event.data, event.seq)
         finally:
-            subscription.close()
-            context.close_stream()
+            release()
 
-    return Response(
+    response = Response(
         generate(),
         mimetype="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )
+    response.call_on_close(release)
+    return response

@@ -33,6 +33,15 @@ def stream() -> Response:
         response = error_response(503, "too many open streams; try again shortly")
         response.headers["Retry-After"] = "5"
         return response
+    released = False
+
+    def release() -> None:
+        # Generator end or response close(), whichever comes first (HEAD requests never iterate).
+        nonlocal released
+        if not released:
+            released = True
+            context.close_stream()
+
     interval_s = 1.0 / max(float(current_app.config["VIDEO_MAX_FPS"]), 0.1)
     resend_s = float(current_app.config["SSE_KEEPALIVE_S"])
 
@@ -51,13 +60,15 @@ def stream() -> Response:
                 context.shutdown.wait(interval_s)
                 since_sent_s += interval_s
         finally:
-            context.close_stream()
+            release()
 
-    return Response(
+    response = Response(
         generate(),
         mimetype=f"multipart/x-mixed-replace; boundary={BOUNDARY}",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )
+    response.call_on_close(release)
+    return response
 
 
 def _still(get: Callable[[], bytes | None], what: str) -> Response:

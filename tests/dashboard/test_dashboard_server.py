@@ -94,3 +94,28 @@ def test_port_in_use_is_an_oserror(session: FakeSession) -> None:
                             ServerConfig(port=first.port, threads=8, reserved_threads=4))
     finally:
         first.close()
+
+
+def test_closed_viewers_free_their_slots(session: FakeSession) -> None:
+    app = create_app({"REFEREE_TOKEN": REFEREE_TOKEN, "STREAM_POLL_S": 0.05, "SSE_KEEPALIVE_S": 0.1},
+                     session=session)
+    server = DashboardServer(app, ServerConfig(port=0, threads=8, reserved_threads=4))
+    thread = server.start_in_thread()
+    try:
+        head = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+        head.request("HEAD", "/events")
+        assert head.getresponse().status == 200
+        head.close()
+        for path in ("/events", "/video/stream.mjpg"):
+            viewer = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+            viewer.request("GET", path)
+            assert viewer.getresponse().status == 200
+            viewer.close()  # the viewer goes away; the next keep-alive write notices
+        deadline = time.monotonic() + 5
+        while get_context(app).open_streams and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert get_context(app).open_streams == 0
+        assert session.bus.subscriber_count == 0
+    finally:
+        server.stop()
+        thread.join(10)

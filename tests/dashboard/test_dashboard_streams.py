@@ -125,3 +125,13 @@ def test_mjpeg_resends_the_last_frame_when_idle(client: FlaskClient) -> None:
     assert next(parts) == TINY_JPEG
     assert next(parts) == TINY_JPEG  # after SSE_KEEPALIVE_S (0.2 s): how closed viewers are noticed
     response.close()
+
+
+def test_streams_whose_body_is_never_read_free_their_slot(app: Flask, client: FlaskClient,
+                                                          session: FakeSession) -> None:
+    for path in ("/events", "/video/stream.mjpg"):
+        response = client.head(path)
+        assert response.status_code == 200
+        response.close()
+    assert get_context(app).open_streams == 0
+    assert session.bus.subscriber_count == 0
