@@ -35,6 +35,15 @@ class ServerConfig:
     poll_interval_s: float = 0.5
 
 
+#: Host names a loopback-bound dashboard answers to. Anything else (a DNS-rebinding page that
+#: points its own name at 127.0.0.1) gets 400, so other web sites cannot read the camera.
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def is_loopback(host: str) -> bool:
+    return host in LOOPBACK_NAMES or host.startswith("127.")
+
+
 class DashboardServer:
     """A waitress server around a dashboard app; :meth:`run` blocks until :meth:`stop`."""
 
@@ -47,6 +56,8 @@ class DashboardServer:
             )
         self.app = app
         self.config = config
+        if is_loopback(config.host) and not app.config.get("TRUSTED_HOSTS"):
+            app.config["TRUSTED_HOSTS"] = [*LOOPBACK_NAMES, config.host]
         context = get_context(app)
         context.max_streams = min(context.max_streams, config.threads - config.reserved_threads)
         self._stop = threading.Event()

@@ -119,3 +119,23 @@ def test_closed_viewers_free_their_slots(session: FakeSession) -> None:
     finally:
         server.stop()
         thread.join(10)
+
+
+def test_loopback_server_refuses_foreign_host_names(session: FakeSession) -> None:
+    app = create_app({"REFEREE_TOKEN": REFEREE_TOKEN}, session=session)
+    server = DashboardServer(app, ServerConfig(port=0, threads=8, reserved_threads=4))
+    thread = server.start_in_thread()
+    try:
+        for host, status in ((f"127.0.0.1:{server.port}", 200), (f"localhost:{server.port}", 200),
+                             (f"rebind.attacker.example:{server.port}", 400)):
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+            conn.putrequest("GET", "/api/state", skip_host=True)
+            conn.putheader("Host", host)
+            conn.endheaders()
+            reply = conn.getresponse()
+            reply.read()
+            assert reply.status == status, host
+            conn.close()
+    finally:
+        server.stop()
+        thread.join(10)
