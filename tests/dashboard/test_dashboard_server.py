@@ -62,6 +62,7 @@ def test_threads_must_exceed_reserve(session: FakeSession) -> None:
 
 def test_serve_session_prints_the_referee_url_and_stops_the_session(session: FakeSession) -> None:
     lines: list[str] = []
+    before = set(threading.enumerate())
     started = time.monotonic()
     code = serve_session(session, config=ServerConfig(port=0, threads=8, reserved_threads=4),
                          exit_after_s=0.5, test_config={"REFEREE_TOKEN": "tok"}, announce=lines.append)
@@ -69,7 +70,8 @@ def test_serve_session_prints_the_referee_url_and_stops_the_session(session: Fak
     assert any(line.strip().startswith("referee") and line.endswith("/?token=tok") for line in lines)
     assert lines[-1] == "omweso-cam dashboard stopped."
     assert session.lifecycle == ["start", "stop"]
-    assert threading.active_count() < 20
+    left = [t.name for t in set(threading.enumerate()) - before if t.is_alive()]
+    assert left == [], f"threads still running after the server stopped: {left}"
 
 
 class _BrokenSource(FakeSession):
