@@ -170,7 +170,8 @@ class SetupConfirmer:
                 event = subscription.get(self.poll_s)
                 if event is None or event.kind != "state":
                     continue
-                position = setup_to_confirm(event.data)
+                # Queued snapshots may be stale (already confirmed): decide on the current state.
+                position = setup_to_confirm(self.session.state())
                 if position is None:
                     continue
                 try:
