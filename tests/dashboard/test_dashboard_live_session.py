@@ -124,3 +124,25 @@ def test_session_refusals_become_400(live: tuple[Any, ScriptedSource, FlaskClien
     reply = post(client, "/api/setup/confirm", {"position": "4,4/0 S"})
     assert reply.status_code == 400
     assert client.get("/api/state").json["phase"] == "setup"
+
+
+def test_demo_confirms_a_valid_setup_read_by_the_camera(live: tuple[Any, ScriptedSource, FlaskClient]) -> None:
+    from omweso_cam.cli.web import SetupConfirmer
+
+    session, source, client = live
+    helper = SetupConfirmer(session, poll_s=0.05)
+    helper.start()
+    try:
+        session.new_match(south="Demo South", north="Demo North")
+        bad = list(Position.standard().board)
+        bad[24] += 1  # 33 seeds for South: not a valid set-up, must not be confirmed
+        source.show(tuple(bad))
+        state = wait_state(client, lambda s: s["setup"] and s["setup"]["observed"] is not None, "a reading")
+        assert state["setup"]["valid"] is False, state["setup"]
+        time.sleep(0.3)
+        assert client.get("/api/state").json["phase"] == "setup"
+        source.show(Position.standard().board)
+        state = wait_state(client, lambda s: s["phase"] == "playing", "the automatic confirmation")
+        assert state["position"] == Position.standard().notation()
+    finally:
+        helper.stop()
