@@ -4,28 +4,39 @@ Everything works on *canonical pit crops*: a square centred on the pit, side
 ``2 * crop_of_radius`` pit radii, resized to ``crop_px``. The same code counts
 pits cut from a live frame and single-pit crops from a labelled CSV.
 
-Per crop: seed pixels are those that differ from the empty bowl (a per-pixel
-template built from the pits of the same frame that look empty, so it adapts to
-the board, its shading and the light), in colour or in texture (highlights and
-the dark gaps between seeds show up even when seed and bowl have the same
-colour). The visible seed area in units of one seed's area, the number of
-separate blobs and the peaks of their distance transform give an estimate; a
-monotone curve (calibrated) turns it into a count, whose uncertainty grows with
-the heap. The seed size is measured on the frame (compact isolated blobs) unless
-a :class:`SeedModel` fixes it.
+Nothing here knows a seed colour. Per frame, the board surface colour (a band
+inside the board edge) anchors everything: pixels of a pit whose chroma departs
+from the wood, that are brighter than the wood (light seeds, highlights), or
+that differ from the empty bowls of the same frame (a per-pixel template from
+the pits that look empty, so bowl shading cancels) are seed pixels. One seed's
+area is measured on the frame (the distance-transform thickness of blobs: a
+seed's half-width even when seeds touch). The features, in units of one seed,
+feed a linear model (:class:`SeedModel`, fitted on labelled pits: rendered,
+from a known position, or from labelled crops) whose residual spread, growing
+with the heap, gives the likelihood over counts.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
 
 from omweso_cam.observation import MAX_COUNT
 from omweso_cam.vision.grid import PitGrid
+
+#: Names of the per-pit features, in the order of :attr:`PitFeatures.matrix` columns.
+FEATURE_NAMES = (
+    "fg_units", "chroma_units", "bright_units", "texture_units", "blobs", "peaks", "highlights",
+    "fill_frac", "fg_units_sq", "fill_x_units",
+    "spots_3", "spots_5", "spots_8", "spots_in_fg", "chroma_frac_4", "chroma_frac_10", "bright_frac_15",
+    "dark_frac_20", "seed_area_frac", "has_template", "surface_light", "disc_contrast",
+    "spots_5_rel", "spots_3_rel", "pit_radius_source", "fg_units_rel",
+)
 
 
 class SeedModelError(ValueError):
@@ -38,36 +49,122 @@ class CountConfig:
 
     crop_px: int = 64  # canonical pit crop side
     crop_of_radius: float = 1.25  # crop half-side in pit radii
-    disc_of_radius: float = 0.96  # part of the pit searched for seeds (the rim itself is skipped)
-    lightness_weight: float = 0.6  # weight of the L channel in colour distances
-    min_foreground_distance: float = 9.0  # Lab units: never call smaller differences seed
-    noise_multiple: float = 3.5  # foreground threshold in robust noise deviations of empty bowls
+    disc_of_radius: float = 1.0  # part of the crop searched for seeds (the pit opening)
+    lightness_weight: float = 0.6  # weight of the L channel in template distances
+    min_foreground_distance: float = 10.0  # Lab units: never call smaller differences seed
+    noise_multiple: float = 3.5  # template threshold in robust noise deviations of empty bowls
     texture_weight: float = 0.7  # how much local texture counts next to colour difference
-    empty_max_area_frac: float = 0.04  # a pit with less foreground than this may serve as an empty bowl
+    chroma_seed_distance: float = 6.0  # rg-chromaticity distance (percent) from the wood that marks a seed pixel
+    min_chroma_brightness: float = 35.0  # mean of B, G, R (0..255) below which chromaticity is not trusted
+    bright_seed_levels: float = 25.0  # L above the wood that marks a seed pixel (light seed, highlight)
+    texture_multiple: float = 2.5  # texture above this multiple of the wood's marks a seed pixel
+    empty_max_chroma_frac: float = 0.05  # a pit with fewer seed-coloured pixels may be an empty bowl
+    empty_max_bright_frac: float = 0.03
     min_empty_templates: int = 3
-    template_passes: int = 2
     min_blob_area_frac: float = 0.012  # of the pit disc: smaller blobs are noise
-    default_seed_area_frac: float = 0.075  # of the pit disc, used when nothing can be measured
-    min_seed_area_frac: float = 0.02
+    default_seed_area_frac: float = 0.06  # of the pit disc, used when nothing can be measured
+    min_seed_area_frac: float = 0.015
     max_seed_area_frac: float = 0.25
     seed_area_of_dt_disc: float = 1.25  # seed area / (pi * its distance-transform peak^2): seeds are ellipses
+    highlight_levels: float = 30.0  # a highlight is a local L maximum this far above the wood
+
+
+@dataclass(frozen=True, eq=False)
+class Network:
+    """A small multilayer perceptron (ReLU hidden layers) over standardised features, as plain data."""
+
+    mean: tuple[float, ...]
+    std: tuple[float, ...]
+    layers: tuple[tuple[tuple[tuple[float, ...], ...], tuple[float, ...]], ...]  # (weights (in, out), bias)
+
+    def __post_init__(self) -> None:
+        width = len(FEATURE_NAMES)
+        if len(self.mean) != width or len(self.std) != width:
+            raise SeedModelError(f"network expects {width} features, got mean/std of {len(self.mean)}/{len(self.std)}")
+        for w, b in self.layers:
+            if len(w) != width or any(len(row) != len(b) for row in w):
+                raise SeedModelError("network layer shapes do not chain")
+            width = len(b)
+        if width != 1:
+            raise SeedModelError("the network's last layer must have one output")
+
+    def __call__(self, matrix: np.ndarray) -> np.ndarray:
+        x = (np.asarray(matrix, np.float64) - np.asarray(self.mean)) / np.asarray(self.std)
+        for k, (w, b) in enumerate(self.layers):
+            x = x @ np.asarray(w) + np.asarray(b)
+            if k < len(self.layers) - 1:
+                x = np.maximum(x, 0.0)
+        return np.asarray(x[:, 0])
+
+    def to_dict(self) -> dict[str, object]:
+        return {"mean": [round(v, 6) for v in self.mean], "std": [round(v, 6) for v in self.std],
+                "layers": [{"w": [[round(v, 6) for v in row] for row in w], "b": [round(v, 6) for v in b]}
+                           for w, b in self.layers]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> Network:
+        try:
+            layers = tuple((tuple(tuple(float(v) for v in row) for row in layer["w"]),
+                            tuple(float(v) for v in layer["b"])) for layer in data["layers"])  # type: ignore[attr-defined]
+            return cls(tuple(float(v) for v in data["mean"]), tuple(float(v) for v in data["std"]), layers)  # type: ignore[attr-defined]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SeedModelError(f"bad network in seed model: {exc}") from exc
+
+
+def train_network(matrix: np.ndarray, counts: np.ndarray, *, hidden: tuple[int, ...] = (32, 16),
+                  steps: int = 3000, learning_rate: float = 3e-3, weight_decay: float = 1e-4,
+                  rng: np.random.Generator) -> Network:
+    """Fit a :class:`Network` (Adam, full batch) to count targets; heaps weigh less (noisier)."""
+    x = np.asarray(matrix, np.float64)
+    y = np.asarray(counts, np.float64)[:, None]
+    mean, std = x.mean(axis=0), x.std(axis=0) + 1e-6
+    x = (x - mean) / std
+    sizes = (x.shape[1], *hidden, 1)
+    params = []
+    for a, b in itertools.pairwise(sizes):
+        params += [rng.normal(0, np.sqrt(2.0 / a), (a, b)), np.zeros(b)]
+    m = [np.zeros_like(p) for p in params]
+    v = [np.zeros_like(p) for p in params]
+    sample_w = 1.0 / (1.0 + y / 4.0)
+    for t in range(1, steps + 1):
+        acts = [x]
+        h = x
+        for k in range(0, len(params), 2):
+            h = h @ params[k] + params[k + 1]
+            if k < len(params) - 2:
+                h = np.maximum(h, 0.0)
+            acts.append(h)
+        grad = 2 * sample_w * (h - y) / len(y)
+        grads: list[np.ndarray] = [np.empty(0)] * len(params)
+        for k in range(len(params) - 2, -1, -2):
+            grads[k] = acts[k // 2].T @ grad + weight_decay * params[k]
+            grads[k + 1] = grad.sum(axis=0)
+            if k > 0:
+                grad = (grad @ params[k].T) * (acts[k // 2] > 0)
+        for i, g in enumerate(grads):
+            m[i] = 0.9 * m[i] + 0.1 * g
+            v[i] = 0.999 * v[i] + 0.001 * g * g
+            params[i] -= learning_rate * (m[i] / (1 - 0.9**t)) / (np.sqrt(v[i] / (1 - 0.999**t)) + 1e-8)
+    layers = tuple((tuple(tuple(float(c) for c in row) for row in params[k]), tuple(float(c) for c in params[k + 1]))
+                   for k in range(0, len(params), 2))
+    return Network(tuple(float(c) for c in mean), tuple(float(c) for c in std), layers)
 
 
 @dataclass(frozen=True)
 class SeedModel:
-    """Seed appearance: how big one seed looks, how areas map to counts, how sure we are.
+    """How features turn into counts, and how sure that is.
 
-    ``curve`` maps "visible seed units" (foreground area / one seed's area) to a
-    count by linear interpolation of its knots (monotone); beyond the last knot
-    it extrapolates with the last slope. ``seed_area_frac`` is of the pit disc;
-    ``None`` means measure it on each frame.
+    ``weights`` (one per :data:`FEATURE_NAMES` entry, plus a leading intercept) of
+    a linear model; ``None`` uses ``fg_units`` (foreground area in seeds) alone.
+    ``seed_area_frac`` (of the pit disc) fixes one seed's size; ``None`` measures it
+    per frame. The count uncertainty is ``sqrt(sigma_seeds^2 + (sigma_growth * n)^2)``.
     """
 
+    weights: tuple[float, ...] | None = None
+    network: Network | None = None
     seed_area_frac: float | None = None
-    curve: tuple[tuple[float, float], ...] = ((0.0, 0.0), (6.0, 6.0), (10.0, 11.0), (16.0, 20.0), (24.0, 34.0))
-    sigma_seeds: float = 0.35  # count uncertainty of one seed
-    sigma_growth: float = 0.06  # extra uncertainty per seed of the estimate
-    bowl_lab: tuple[float, ...] | None = None  # mean empty bowl Lab colour (OpenCV 8-bit scale), when known
+    sigma_seeds: float = 0.45
+    sigma_growth: float = 0.12
     source: str = "default"
     examples: int = 0
     notes: dict[str, object] = field(default_factory=dict, compare=False)
@@ -75,63 +172,72 @@ class SeedModel:
     def __post_init__(self) -> None:
         if self.seed_area_frac is not None and not 0.0 < self.seed_area_frac < 1.0:
             raise SeedModelError(f"seed_area_frac must be in (0, 1), got {self.seed_area_frac}")
-        if len(self.curve) < 2:
-            raise SeedModelError("the area-to-count curve needs at least two knots")
-        xs = [k[0] for k in self.curve]
-        ys = [k[1] for k in self.curve]
-        if any(b <= a for a, b in itertools.pairwise(xs)) or any(b < a for a, b in itertools.pairwise(ys)):
-            raise SeedModelError("the area-to-count curve must increase")
+        if self.weights is not None and len(self.weights) != len(FEATURE_NAMES) + 1:
+            raise SeedModelError(f"expected {len(FEATURE_NAMES) + 1} weights (intercept + {FEATURE_NAMES}), "
+                                 f"got {len(self.weights)}")
+        if self.weights is not None and not all(math.isfinite(w) for w in self.weights):
+            raise SeedModelError("weights must be finite")
         if not (self.sigma_seeds > 0 and self.sigma_growth >= 0):
-            raise SeedModelError("sigmas must be positive")
+            raise SeedModelError("sigma_seeds must be positive and sigma_growth not negative")
 
-    def count_of_units(self, units: float) -> float:
-        xs = [k[0] for k in self.curve]
-        ys = [k[1] for k in self.curve]
-        if units <= xs[-1]:
-            return float(np.interp(units, xs, ys))
-        slope = (ys[-1] - ys[-2]) / (xs[-1] - xs[-2])
-        return ys[-1] + slope * (units - xs[-1])
+    def estimate(self, matrix: np.ndarray) -> np.ndarray:
+        """Continuous count estimates for a feature matrix (N, F)."""
+        if self.network is not None:
+            return self.network(matrix)
+        if self.weights is None:
+            return np.asarray(matrix[:, 0], np.float64)
+        w = np.asarray(self.weights, np.float64)
+        return np.asarray(w[0] + matrix @ w[1:])
 
     def to_dict(self) -> dict[str, object]:
         return {
+            "features": list(FEATURE_NAMES),
+            "weights": None if self.weights is None else [round(w, 6) for w in self.weights],
+            "network": None if self.network is None else self.network.to_dict(),
             "seed_area_frac": self.seed_area_frac,
-            "curve": [list(k) for k in self.curve],
             "sigma_seeds": self.sigma_seeds,
             "sigma_growth": self.sigma_growth,
-            "bowl_lab": list(self.bowl_lab) if self.bowl_lab is not None else None,
             "source": self.source,
             "examples": self.examples,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> SeedModel:
+        if not isinstance(data, dict):
+            raise SeedModelError("a seed model must be a JSON object")
+        features = data.get("features")
+        learnt = data.get("weights") is not None or data.get("network") is not None
+        if learnt and (not isinstance(features, list) or tuple(features) != FEATURE_NAMES):
+            raise SeedModelError(f"seed model features {features} differ from this version's {list(FEATURE_NAMES)}")
         try:
-            bowl = data.get("bowl_lab")
+            weights = data.get("weights")
             area = data.get("seed_area_frac")
+            network = data.get("network")
             return cls(
+                weights=None if weights is None else tuple(float(v) for v in weights),  # type: ignore[attr-defined]
+                network=None if network is None else Network.from_dict(network),  # type: ignore[arg-type]
                 seed_area_frac=None if area is None else float(area),  # type: ignore[arg-type]
-                curve=tuple((float(a), float(b)) for a, b in data["curve"]),  # type: ignore[attr-defined]
-                sigma_seeds=float(data.get("sigma_seeds", 0.35)),  # type: ignore[arg-type]
-                sigma_growth=float(data.get("sigma_growth", 0.06)),  # type: ignore[arg-type]
-                bowl_lab=None if bowl is None else tuple(float(v) for v in bowl),  # type: ignore[attr-defined]
+                sigma_seeds=float(data.get("sigma_seeds", 0.45)),  # type: ignore[arg-type]
+                sigma_growth=float(data.get("sigma_growth", 0.12)),  # type: ignore[arg-type]
                 source=str(data.get("source", "file")),
                 examples=int(data.get("examples", 0)),  # type: ignore[call-overload]
             )
+        except SeedModelError:
+            raise
         except (KeyError, TypeError, ValueError) as exc:
-            if isinstance(exc, SeedModelError):
-                raise
             raise SeedModelError(f"bad seed model: {exc}") from exc
 
 
 @dataclass(frozen=True, eq=False)
 class PitFeatures:
-    """What the counter measured in each crop (arrays of one value per pit)."""
+    """What the counter measured in each crop."""
 
-    area_frac: np.ndarray  # foreground area / pit disc area
-    blobs: np.ndarray  # separate foreground blobs
-    peaks: np.ndarray  # distance-transform peaks (seeds seen as bumps)
+    matrix: np.ndarray  # (N, len(FEATURE_NAMES))
     seed_area_frac: float  # one seed / pit disc, as used
     masks: np.ndarray  # (N, S, S) bool foreground
+
+    def column(self, name: str) -> np.ndarray:
+        return np.asarray(self.matrix[:, FEATURE_NAMES.index(name)])
 
 
 @dataclass(frozen=True, eq=False)
@@ -221,69 +327,84 @@ def _distance(lab: np.ndarray, template: np.ndarray, config: CountConfig) -> np.
     return np.asarray(np.sqrt(d @ weights))
 
 
-def measure(crops_bgr: np.ndarray, *, model: SeedModel = SeedModel(),
-            config: CountConfig = CountConfig(), bowl_crops: np.ndarray | None = None) -> PitFeatures:
-    """Foreground masks and seed features of canonical crops (N, S, S, 3).
+# --------------------------------------------------------------------------- features
 
-    ``bowl_crops`` are crops known to be empty (e.g. from a calibration); without
-    them, the emptiest-looking crops of this batch serve as the bowl template.
+
+def surface_of_crops(crops_bgr: np.ndarray, config: CountConfig = CountConfig()) -> np.ndarray:
+    """Wood colour (Lab) seen around the pits: the crop corners outside the pit opening."""
+    lab = _lab(crops_bgr)
+    outside = ~_disc(config, 1.12)
+    return np.asarray(np.median(lab[:, outside].reshape(-1, 3), axis=0))
+
+
+def measure(crops_bgr: np.ndarray, *, model: SeedModel = SeedModel(), config: CountConfig = CountConfig(),
+            surface_lab: np.ndarray | None = None, bowl_crops: np.ndarray | None = None,
+            source_radius_px: float | None = None) -> PitFeatures:
+    """Seed masks and features of canonical crops (N, S, S, 3).
+
+    ``surface_lab``: the board's wood colour (default: from the crops' corners).
+    ``bowl_crops``: crops known to be empty; default: this batch's emptiest-looking pits.
+    ``source_radius_px``: the pit radius in the camera image (how sharp the crops can be).
     """
     if crops_bgr.ndim != 4 or crops_bgr.shape[1:] != (config.crop_px, config.crop_px, 3):
         raise ValueError(f"expected crops (N, {config.crop_px}, {config.crop_px}, 3), got {crops_bgr.shape}")
+    n = len(crops_bgr)
     lab = _lab(crops_bgr)
     texture = _texture(lab)
     disc = _disc(config, config.disc_of_radius)
-    len(lab)
+    outside = ~_disc(config, 1.12)
+    if surface_lab is None:
+        surface_lab = np.median(lab[:, outside].reshape(-1, 3), axis=0)
+    surface = np.asarray(surface_lab, np.float32)
+    # Chromaticity (r, g of rgb / sum) does not change when wood falls into shadow, so a
+    # shaded bowl keeps the wood's; seeds of another colour do not. Too dark to tell: no vote.
+    bgr = crops_bgr.astype(np.float32)
+    total = bgr.sum(axis=3) + 1.0
+    surface_bgr = cv2.cvtColor(np.clip(surface, 0, 255).astype(np.uint8).reshape(1, 1, 3), cv2.COLOR_LAB2BGR)
+    sb = surface_bgr.reshape(3).astype(np.float32)
+    s_rg = np.array([sb[2], sb[1]]) / (sb.sum() + 1.0)
+    d_ab = 100.0 * np.sqrt((bgr[..., 2] / total - s_rg[0]) ** 2 + (bgr[..., 1] / total - s_rg[1]) ** 2)
+    d_ab = np.where(total > 3 * config.min_chroma_brightness, d_ab, 0.0)
+    d_l = lab[..., 0] - surface[0]
+    wood_texture = float(np.median(texture[:, outside])) + 1.0
+    chroma = d_ab > config.chroma_seed_distance
+    bright = d_l > config.bright_seed_levels
+    textured = texture > config.texture_multiple * wood_texture
+    chroma_frac = chroma[:, disc].mean(axis=1)
+    bright_frac = bright[:, disc].mean(axis=1)
 
-    # 1. Rough bowl colour: the median of all pit pixels that look most like the typical
-    #    pit rim (most rims are uncovered), or the calibrated bowl colour.
-    if model.bowl_lab is not None:
-        bowl = np.array(model.bowl_lab, np.float32)
-    else:
-        ring = _disc(config, 0.9) & ~_disc(config, 0.6)
-        bowl = np.median(lab[:, ring].reshape(-1, 3), axis=0)
-    template = np.broadcast_to(bowl, lab.shape[1:]).astype(np.float32)
-    tex_template = np.full(lab.shape[1:3], float(np.median(texture[:, disc])), np.float32)
-
-    def score_of(tmpl: np.ndarray, tex_tmpl: np.ndarray) -> np.ndarray:
-        colour = _distance(lab, tmpl[None], config)
-        return np.asarray(colour + config.texture_weight * np.maximum(texture - tex_tmpl[None], 0.0))
-
-    def threshold_of(residuals: np.ndarray) -> float:
-        med = float(np.median(residuals))
-        mad = float(np.median(np.abs(residuals - med))) * 1.4826
-        return max(config.min_foreground_distance, med + config.noise_multiple * max(mad, 1.0))
-
-    threshold = 2.0 * config.min_foreground_distance
+    # Empty bowls: nothing seed-coloured, nothing bright. Their mean is the per-pixel template.
+    empties_lab: np.ndarray | None = None
+    empties_tex: np.ndarray | None = None
     if bowl_crops is not None and len(bowl_crops):
-        # Known empty bowls (calibration): their median is the template, their spread the noise.
         empties_lab = _lab(bowl_crops)
-        template = cv2.GaussianBlur(np.median(empties_lab, axis=0).astype(np.float32), (0, 0), 1.0)
         empties_tex = _texture(empties_lab)
-        tex_template = cv2.GaussianBlur(np.median(empties_tex, axis=0).astype(np.float32), (0, 0), 1.0)
-        resid = (_distance(empties_lab, template[None], config)
-                 + config.texture_weight * np.maximum(empties_tex - tex_template[None], 0.0))
-        threshold = threshold_of(resid[:, disc])
     else:
-        # The emptiest-looking pits of this frame are the bowl template (twice: the
-        # first pass uses the rough colour, the second the first template).
-        for _ in range(config.template_passes):
-            score = score_of(template, tex_template)
-            fg_frac = (score[:, disc] > threshold).mean(axis=1)
-            limit = max(config.empty_max_area_frac, 1.5 * float(fg_frac.min()))
-            chosen = np.nonzero(fg_frac <= limit)[0]
-            if len(chosen) < config.min_empty_templates:
-                break
-            template = cv2.GaussianBlur(lab[chosen].mean(axis=0), (0, 0), 1.0)
-            tex_template = cv2.GaussianBlur(texture[chosen].mean(axis=0), (0, 0), 1.0)
-            threshold = threshold_of(score_of(template, tex_template)[chosen][:, disc])
+        chosen = np.nonzero((chroma_frac <= config.empty_max_chroma_frac)
+                            & (bright_frac <= config.empty_max_bright_frac))[0]
+        if len(chosen) >= config.min_empty_templates:
+            empties_lab, empties_tex = lab[chosen], texture[chosen]
+    template = np.zeros(lab.shape[1:], np.float32)
+    if empties_lab is not None and empties_tex is not None:
+        template = cv2.GaussianBlur(empties_lab.mean(axis=0), (0, 0), 1.0)
+        tex_template = cv2.GaussianBlur(empties_tex.mean(axis=0), (0, 0), 1.0)
 
-    score = score_of(template, tex_template)
-    masks = (score > threshold) & disc[None]
+        def score_of(lab_: np.ndarray, tex_: np.ndarray) -> np.ndarray:
+            return np.asarray(_distance(lab_, template[None], config)
+                              + config.texture_weight * np.maximum(tex_ - tex_template[None], 0.0))
+
+        resid = score_of(empties_lab, empties_tex)[:, disc]
+        med = float(np.median(resid))
+        mad = float(np.median(np.abs(resid - med))) * 1.4826
+        threshold = max(config.min_foreground_distance, med + config.noise_multiple * max(mad, 1.0))
+        fg = (score_of(lab, texture) > threshold) | chroma | bright
+    else:
+        # No empty bowl to compare with: seed pixels are those unlike shadowed wood.
+        fg = chroma | bright | textured
+    fg &= disc[None]
+
     disc_area = float(disc.sum())
-    area, blobs, peaks, radii, blob_areas, clean_masks = _blob_stats(
-        masks, config.min_blob_area_frac * disc_area)
-
+    area, blobs, peaks, radii, blob_areas, masks = _blob_stats(fg, config.min_blob_area_frac * disc_area)
     if model.seed_area_frac is not None:
         seed_frac = model.seed_area_frac
     elif len(radii):
@@ -295,7 +416,86 @@ def measure(crops_bgr: np.ndarray, *, model: SeedModel = SeedModel(),
     else:
         seed_frac = config.default_seed_area_frac
     seed_frac = float(np.clip(seed_frac, config.min_seed_area_frac, config.max_seed_area_frac))
-    return PitFeatures(area / disc_area, blobs, peaks, seed_frac, clean_masks)
+
+    highlights = _highlights(lab[..., 0], disc, float(surface[0]) + config.highlight_levels)
+    fill = area / disc_area
+    units = fill / seed_frac
+    light = lab[..., 0] - (template[None, ..., 0] if empties_lab is not None else 0.0)
+    spots = _spots(light, disc, outside, (3.0, 5.0, 8.0), masks)
+    inner = disc
+    matrix = np.stack([
+        units,
+        (chroma & masks)[:, disc].mean(axis=1) / seed_frac,
+        (bright & masks)[:, disc].mean(axis=1) / seed_frac,
+        (textured & masks)[:, disc].mean(axis=1) / seed_frac,
+        blobs.astype(np.float64),
+        peaks.astype(np.float64),
+        highlights.astype(np.float64),
+        fill,
+        units**2 / 10.0,
+        fill * units,
+        spots[0], spots[1], spots[2], spots[3],
+        (d_ab > 4.0)[:, inner].mean(axis=1),
+        (d_ab > 10.0)[:, inner].mean(axis=1),
+        (d_l > 15.0)[:, inner].mean(axis=1),
+        (d_l < -20.0)[:, inner].mean(axis=1),
+        np.full(len(fill), seed_frac),
+        np.full(len(fill), float(empties_lab is not None)),
+        np.full(len(fill), float(surface[0]) / 255.0),
+        np.abs(lab[..., 0][:, inner].mean(axis=1) - float(surface[0])) / 100.0,
+        spots[1] - np.percentile(spots[1], 10),
+        spots[0] - np.percentile(spots[0], 10),
+        np.full(len(fill), (source_radius_px or config.crop_px / 2 / config.crop_of_radius) / 30.0),
+        units - np.percentile(units, 10),
+    ], axis=1)
+    del n
+    return PitFeatures(np.asarray(matrix, np.float64), seed_frac, masks)
+
+
+def _spots(light: np.ndarray, disc: np.ndarray, outside: np.ndarray, multiples: tuple[float, ...],
+           masks: np.ndarray) -> list[np.ndarray]:
+    """Seed-sized blobs per crop: scale-normalised Laplacian-of-Gaussian extrema of lightness.
+
+    A seed is a compact bump (darker or lighter than what surrounds it) whatever
+    its colour. Counted at several contrast levels (multiples of the response's
+    spread on the wood around the pits); the last list entry counts the middle
+    level's spots that lie on the foreground mask.
+    """
+    n, s = light.shape[:2]
+    flat = np.ascontiguousarray(light.reshape(n * s, s), np.float32)
+    response = None
+    for sigma in (1.5, 2.2, 3.2):
+        g = cv2.GaussianBlur(flat, (0, 0), sigma)
+        r = np.abs(cv2.Laplacian(g, cv2.CV_32F, ksize=3)) * sigma**2
+        response = r if response is None else np.maximum(response, r)
+    assert response is not None
+    dil = cv2.dilate(response, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5)))
+    response = response.reshape(n, s, s)
+    is_peak = (response >= dil.reshape(n, s, s)) & _disc_like(disc, 0.92)[None]
+    noise = float(np.median(response[:, outside])) + 1e-3
+    out = [np.asarray((is_peak & (response > k * noise)).sum(axis=(1, 2)), np.float64) for k in multiples]
+    mid = multiples[len(multiples) // 2]
+    out.append(np.asarray((is_peak & (response > mid * noise) & masks).sum(axis=(1, 2)), np.float64))
+    return out
+
+
+def _disc_like(disc: np.ndarray, of: float) -> np.ndarray:
+    """A smaller concentric disc (``of`` of the given disc's radius)."""
+    s = disc.shape[0]
+    r = np.sqrt(disc.sum() / np.pi) * of
+    yy, xx = np.mgrid[0:s, 0:s] + 0.5
+    return np.asarray((xx - s / 2) ** 2 + (yy - s / 2) ** 2 <= r * r)
+
+
+def _highlights(light: np.ndarray, disc: np.ndarray, min_level: float) -> np.ndarray:
+    """Specular highlights per crop: local maxima of lightness above ``min_level`` (one per glossy seed)."""
+    n, s = light.shape[:2]
+    flat = light.reshape(n * s, s)
+    smooth = cv2.GaussianBlur(flat, (0, 0), 1.0)
+    dil = cv2.dilate(smooth, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7)))
+    peaks = (smooth >= dil) & (smooth > min_level)
+    peaks = peaks.reshape(n, s, s) & disc[None]
+    return np.asarray(peaks.sum(axis=(1, 2)))
 
 
 def _blob_stats(masks: np.ndarray, min_blob_px: float) -> tuple[
@@ -345,89 +545,105 @@ def _blob_stats(masks: np.ndarray, min_blob_px: float) -> tuple[
 
 def estimate_counts(features: PitFeatures, *, model: SeedModel = SeedModel()) -> PitCounts:
     """Turn measured features into per-pit log-likelihoods over 0..64."""
-    units = features.area_frac / features.seed_area_frac
-    n = len(units)
+    mu = np.clip(model.estimate(features.matrix), 0.0, float(MAX_COUNT))
+    # Nothing seen at all is an empty pit, whatever the model's intercept says.
+    mu = np.where(features.column("fg_units") < 0.3, 0.0, mu)
     counts = np.arange(MAX_COUNT + 1, dtype=np.float64)
-    estimates = np.zeros(n)
-    ll = np.zeros((n, MAX_COUNT + 1))
-    for i in range(n):
-        mu = model.count_of_units(float(units[i]))
-        # Small pits: separate blobs are separate seeds; a blob is at least one seed.
-        if units[i] < 4.5 and features.blobs[i] > 0:
-            mu = max(mu, float(features.blobs[i]))
-        if units[i] < 0.35:
-            mu = 0.0
-        estimates[i] = mu
-        sigma = math.sqrt(model.sigma_seeds**2 + (model.sigma_growth * mu) ** 2)
-        ll[i] = -0.5 * ((counts - mu) / sigma) ** 2
-    return PitCounts(ll, estimates, features)
+    sigma = np.sqrt(model.sigma_seeds**2 + (model.sigma_growth * mu) ** 2)
+    ll = -0.5 * ((counts[None, :] - mu[:, None]) / sigma[:, None]) ** 2
+    return PitCounts(ll, mu, features)
 
 
 def count_crops(crops_bgr: np.ndarray, *, model: SeedModel = SeedModel(), config: CountConfig = CountConfig(),
-                bowl_crops: np.ndarray | None = None) -> PitCounts:
+                surface_lab: np.ndarray | None = None, bowl_crops: np.ndarray | None = None,
+                source_radius_px: float | None = None) -> PitCounts:
     """Count seeds in canonical crops (N, S, S, 3)."""
-    return estimate_counts(measure(crops_bgr, model=model, config=config, bowl_crops=bowl_crops), model=model)
+    features = measure(crops_bgr, model=model, config=config, surface_lab=surface_lab, bowl_crops=bowl_crops,
+                       source_radius_px=source_radius_px)
+    return estimate_counts(features, model=model)
 
 
 def count_seeds(rectified_bgr: np.ndarray, grid: PitGrid, *, model: SeedModel = SeedModel(),
-                config: CountConfig = CountConfig()) -> PitCounts:
-    """Count the seeds in all 32 pits of a rectified board."""
-    return count_crops(pit_crops(rectified_bgr, grid, config=config), model=model, config=config)
+                config: CountConfig = CountConfig(), source_radius_px: float | None = None) -> PitCounts:
+    """Count the seeds in all 32 pits of a rectified board (``source_radius_px``: pit radius in the camera image)."""
+    from omweso_cam.vision.grid import surface_colour
+
+    crops = pit_crops(rectified_bgr, grid, config=config)
+    return count_crops(crops, model=model, config=config, surface_lab=surface_colour(rectified_bgr),
+                       source_radius_px=source_radius_px)
 
 
-# --------------------------------------------------------------------------- calibration
+# --------------------------------------------------------------------------- fitting
 
 
-def fit_seed_model(crops_bgr: np.ndarray, counts: list[int] | np.ndarray, *,
-                   config: CountConfig = CountConfig(), source: str = "examples") -> SeedModel:
-    """Learn seed size, the area-to-count curve and the uncertainty from labelled crops.
+def fit_weights(matrix: np.ndarray, counts: np.ndarray, *, ridge: float = 1.0) -> np.ndarray:
+    """Ridge least squares of counts on features (intercept first), weighting heaps less."""
+    x = np.hstack([np.ones((len(matrix), 1)), matrix])
+    # Big heaps are noisier: weight each example by 1 / (1 + count / 4).
+    w = 1.0 / (1.0 + counts / 4.0)
+    xw = x * w[:, None]
+    reg = ridge * np.eye(x.shape[1])
+    reg[0, 0] = 0.0
+    return np.asarray(np.linalg.solve(xw.T @ x + reg, xw.T @ counts))
 
-    Needs some crops of small counts (1..3) for the seed size; crops labelled 0
-    also give the bowl colour.
+
+def fit_sigmas(estimates: np.ndarray, counts: np.ndarray) -> tuple[float, float]:
+    """(sigma_seeds, sigma_growth) from residuals: a floor for small pits, growth for heaps."""
+    resid = estimates - counts
+    small = counts <= 3
+    sigma_seeds = float(np.sqrt(np.mean(resid[small] ** 2))) if small.any() else 0.45
+    big = counts >= 4
+    growth = float(np.sqrt(np.mean((resid[big] / counts[big]) ** 2))) if big.any() else 0.12
+    return float(np.clip(sigma_seeds, 0.3, 3.0)), float(np.clip(growth, 0.04, 0.6))
+
+
+def fit_seed_model(crops_bgr: np.ndarray, counts: list[int] | np.ndarray, *, config: CountConfig = CountConfig(),
+                   source: str = "examples", surface_lab: np.ndarray | None = None,
+                   min_examples_for_weights: int = 24, base: SeedModel | None = None) -> SeedModel:
+    """Learn a seed model from labelled crops (all of one board and light, or many).
+
+    With fewer than ``min_examples_for_weights`` crops or fewer than 3 distinct
+    counts (a known position such as the standard set-up), only the seed size is
+    learnt (from crops of 1..3 seeds... or 4, for the set-up) and the weights come
+    from ``base`` (default: the shipped model).
     """
-    counts = np.asarray(counts, dtype=int)
+    counts = np.asarray(counts, dtype=np.float64)
     if len(counts) != len(crops_bgr) or len(counts) == 0:
         raise SeedModelError(f"need one count per crop, got {len(counts)} counts for {len(crops_bgr)} crops")
-    if np.any(counts < 0) or np.any(counts > MAX_COUNT):
-        raise SeedModelError(f"counts must be in 0..{MAX_COUNT}")
+    if np.any(counts < 0) or np.any(counts > MAX_COUNT) or np.any(counts != np.round(counts)):
+        raise SeedModelError(f"counts must be whole numbers in 0..{MAX_COUNT}")
     empties = crops_bgr[counts == 0]
-    bowl_lab = None
-    if len(empties):
-        disc = _disc(config, config.disc_of_radius)
-        bowl_lab = tuple(float(v) for v in np.median(_lab(empties)[:, disc].reshape(-1, 3), axis=0))
-    features = measure(crops_bgr, model=SeedModel(bowl_lab=bowl_lab), config=config,
+    features = measure(crops_bgr, config=config, surface_lab=surface_lab,
                        bowl_crops=empties if len(empties) >= 2 else None)
-    small = (counts >= 1) & (counts <= 3)
-    if not small.any():
-        raise SeedModelError("need at least one example holding 1 to 3 seeds to learn the seed size")
-    seed_frac = float(np.median(features.area_frac[small] / counts[small]))
-    seed_frac = float(np.clip(seed_frac, config.min_seed_area_frac, config.max_seed_area_frac))
-    units = features.area_frac / seed_frac
-    # Curve knots: median units of each count present, made increasing.
-    knots: list[tuple[float, float]] = [(0.0, 0.0)]
-    for c in sorted(set(counts.tolist()) - {0}):
-        u = float(np.median(units[counts == c]))
-        if u > knots[-1][0] + 1e-3 and c > knots[-1][1]:
-            knots.append((u, float(c)))
-    if len(knots) < 2:
-        knots.append((1.0, 1.0))
-    if knots[-1][0] < 24 and len(knots) >= 2:
-        # Extend past the data with the mean slope of the upper half of the knots.
-        half = knots[len(knots) // 2 :] if len(knots) > 2 else knots
-        slope = max((half[-1][1] - half[0][1]) / max(half[-1][0] - half[0][0], 1e-6), 0.5)
-        knots.append((knots[-1][0] + 10.0, knots[-1][1] + 10.0 * slope))
-    model = SeedModel(seed_area_frac=seed_frac, curve=tuple(knots), bowl_lab=bowl_lab, source=source,
-                      examples=len(counts))
-    est = estimate_counts(replace(features, seed_area_frac=seed_frac), model=model).estimates
-    resid = est - counts
-    small_resid = resid[counts <= 3]
-    sigma_seeds = float(np.clip(np.sqrt(np.mean(small_resid**2)) if len(small_resid) else 0.35, 0.25, 2.0))
-    big = counts >= 4
-    growth = 0.06
-    if big.any():
-        rel = np.abs(resid[big]) / counts[big]
-        growth = float(np.clip(np.sqrt(np.mean(rel**2)), 0.03, 0.5))
-    return replace(model, sigma_seeds=sigma_seeds, sigma_growth=growth)
+    small = (counts >= 1) & (counts <= 4)
+    seed_frac = None
+    if small.any():
+        area = features.column("fg_units")[small] * features.seed_area_frac
+        seed_frac = float(np.clip(np.median(area / counts[small]), config.min_seed_area_frac, config.max_seed_area_frac))
+        features = measure(crops_bgr, model=SeedModel(seed_area_frac=seed_frac), config=config,
+                           surface_lab=surface_lab, bowl_crops=empties if len(empties) >= 2 else None)
+    weights = (base or default_seed_model()).weights
+    fitted = len(counts) >= min_examples_for_weights and len(set(counts.tolist())) >= 3
+    if fitted:
+        weights = tuple(float(v) for v in fit_weights(features.matrix, counts))
+    elif seed_frac is None:
+        raise SeedModelError("need crops holding 1 to 3 seeds (to learn the seed size) "
+                             f"or at least {min_examples_for_weights} labelled crops")
+    network = None if fitted else (base or default_seed_model()).network
+    model = SeedModel(weights=weights, network=network, seed_area_frac=seed_frac, source=source, examples=len(counts))
+    sigma_seeds, growth = fit_sigmas(np.clip(model.estimate(features.matrix), 0, MAX_COUNT), counts)
+    return SeedModel(weights=weights, network=network, seed_area_frac=seed_frac, sigma_seeds=sigma_seeds,
+                     sigma_growth=growth, source=source, examples=len(counts))
+
+
+def default_seed_model() -> SeedModel:
+    """The shipped model (fitted on rendered boards: benchmarks/fit_count_model.py), or the area-only fallback."""
+    from omweso_cam.resources import calibration_dir
+
+    try:
+        return load_seed_model(str(calibration_dir() / "seed_model_default.json"))
+    except (FileNotFoundError, SeedModelError):
+        return SeedModel()
 
 
 # --------------------------------------------------------------------------- files
@@ -438,8 +654,6 @@ SEED_MODEL_VERSION = 1
 
 def save_seed_model(model: SeedModel, path: str) -> None:
     """Write a seed model as versioned JSON."""
-    import json
-
     data = {"format": SEED_MODEL_FORMAT, "version": SEED_MODEL_VERSION, **model.to_dict()}
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(data, fh, indent=2)
@@ -448,8 +662,6 @@ def save_seed_model(model: SeedModel, path: str) -> None:
 
 def load_seed_model(path: str) -> SeedModel:
     """Read a seed model JSON (a bare one, or the ``seed_model`` of a calibration file)."""
-    import json
-
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)

@@ -101,21 +101,27 @@ def _lattice(w: float, h: float, mx: float, my: float) -> np.ndarray:
 # --------------------------------------------------------------------------- evidence
 
 
+def surface_colour(rectified_bgr: np.ndarray, lab: np.ndarray | None = None) -> np.ndarray:
+    """Lab colour (OpenCV 8-bit scale) of the bare board: the median of a band just inside its edge."""
+    h, w = rectified_bgr.shape[:2]
+    if lab is None:
+        lab = cv2.cvtColor(rectified_bgr, cv2.COLOR_BGR2LAB).astype(np.float32)
+    b0, b1 = max(1, round(0.015 * h)), max(2, round(0.05 * h))
+    band = np.concatenate([
+        lab[b0:b1].reshape(-1, 3), lab[h - b1 : h - b0].reshape(-1, 3),
+        lab[:, b0:b1].reshape(-1, 3), lab[:, w - b1 : w - b0].reshape(-1, 3),
+    ])
+    return np.asarray(np.median(band, axis=0), np.float32)
+
+
 def surface_difference(rectified_bgr: np.ndarray) -> np.ndarray:
     """Per-pixel colour distance (Lab) from the bare board surface, float32.
 
     The surface colour is the median of a band just inside the board edge, where
     a board has plain wood around its pits; pits (bowls or seeds) differ from it.
     """
-    h, w = rectified_bgr.shape[:2]
     lab = cv2.cvtColor(rectified_bgr, cv2.COLOR_BGR2LAB).astype(np.float32)
-    b0, b1 = max(1, round(0.015 * h)), max(2, round(0.05 * h))
-    band = np.concatenate([
-        lab[b0:b1].reshape(-1, 3), lab[h - b1 : h - b0].reshape(-1, 3),
-        lab[:, b0:b1].reshape(-1, 3), lab[:, w - b1 : w - b0].reshape(-1, 3),
-    ])
-    surface = np.median(band, axis=0)
-    diff = lab - surface
+    diff = lab - surface_colour(rectified_bgr, lab)
     # Lightness counts half: shading varies more than hue across a wooden board.
     return np.asarray(np.sqrt(0.25 * diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2))
 
@@ -213,9 +219,8 @@ def _edge_strength(gray: np.ndarray, diff: np.ndarray) -> np.ndarray:
     """Edge magnitude of brightness and of the difference from the surface (rims show in one or both)."""
     g = cv2.GaussianBlur(gray, (0, 0), 1.0).astype(np.float32)
     d = cv2.GaussianBlur(diff, (0, 0), 1.0)
-    mag = cv2.magnitude(cv2.Sobel(g, cv2.CV_32F, 1, 0), cv2.Sobel(g, cv2.CV_32F, 0, 1))
-    mag += cv2.magnitude(cv2.Sobel(d, cv2.CV_32F, 1, 0), cv2.Sobel(d, cv2.CV_32F, 0, 1))
-    return np.asarray(mag)
+    mag = np.asarray(cv2.magnitude(cv2.Sobel(g, cv2.CV_32F, 1, 0), cv2.Sobel(g, cv2.CV_32F, 0, 1)))
+    return mag + np.asarray(cv2.magnitude(cv2.Sobel(d, cv2.CV_32F, 1, 0), cv2.Sobel(d, cv2.CV_32F, 0, 1)))
 
 
 def _ring_scores(edges: np.ndarray, centres: np.ndarray, offsets: np.ndarray, radii: np.ndarray) -> np.ndarray:

@@ -43,6 +43,8 @@ class LocaliseConfig:
     kmeans_side_px: int = 160  # segmentation runs on an image this wide
     refine_search_frac: float = 0.025  # of the board diagonal, each side of a rough edge
     refine_iterations: int = 2
+    max_refined_candidates: int = 6
+    candidate_score_ratio: float = 0.6  # refine candidates scoring at least this share of the best
 
 
 @dataclass(frozen=True, eq=False)
@@ -279,28 +281,59 @@ def find_board(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig
     if not scored:
         return None
     scored.sort(key=lambda item: -item[0])
-    score, ordered = scored[0]
-    if score < config.min_lattice_score:
+    best_score = scored[0][0]
+    if best_score < config.min_lattice_score:
         return None
-    corners = refine_corners(image_bgr, ordered / scale, config=config)
-    # Keep the refinement only if it does not make the pit pattern worse.
-    refined_score = lattice_score(small, corners * scale)
-    if refined_score < score - 0.5:
-        corners = ordered / scale
-    else:
-        score = max(score, refined_score)
-    return BoardLocation(corners, "auto", float(score), {"candidates": len(scored)})
+    # Several candidates show the pits (a quad a little too big or too small does too);
+    # refine each onto the image edges and keep the one whose sides sit on the strongest edges.
+    gray = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY) if image_bgr.ndim == 3 else image_bgr
+    gradient = _gradients(gray)
+    best: tuple[float, np.ndarray, float] | None = None
+    for score, ordered in scored[: config.max_refined_candidates]:
+        if score < max(config.min_lattice_score, config.candidate_score_ratio * best_score):
+            continue
+        corners = refine_corners(image_bgr, ordered / scale, config=config, gradients=gradient)
+        if lattice_score(small, corners * scale) < config.min_lattice_score:
+            corners = ordered / scale
+        support = edge_support(gradient, corners)
+        if best is None or support > best[0]:
+            best = (support, corners, score)
+    assert best is not None
+    return BoardLocation(best[1], "auto", float(best[2]), {"candidates": len(scored), "edge_support": best[0]})
+
+
+def _gradients(gray: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    blurred = cv2.GaussianBlur(gray, (5, 5), 0).astype(np.float32)
+    return cv2.Sobel(blurred, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(blurred, cv2.CV_32F, 0, 1, ksize=3)
+
+
+def edge_support(gradients: tuple[np.ndarray, np.ndarray], corners: np.ndarray) -> float:
+    """Mean image gradient across the quad's sides (median per side, then the weakest-side-weighted mean)."""
+    gx, gy = gradients
+    h, w = gx.shape
+    per_side = []
+    for i in range(4):
+        a, b = corners[i], corners[(i + 1) % 4]
+        d = (b - a) / max(float(np.linalg.norm(b - a)), 1e-9)
+        normal = np.array([d[1], -d[0]])
+        ts = np.linspace(0.1, 0.9, 40)
+        pts = a[None, :] + ts[:, None] * (b - a)[None, :]
+        xs = np.clip(np.rint(pts[:, 0]).astype(int), 0, w - 1)
+        ys = np.clip(np.rint(pts[:, 1]).astype(int), 0, h - 1)
+        per_side.append(float(np.median(np.abs(gx[ys, xs] * normal[0] + gy[ys, xs] * normal[1]))))
+    return float(np.mean(per_side) + min(per_side))
 
 
 def refine_corners(
-    image_bgr: np.ndarray, corners: np.ndarray, *, config: LocaliseConfig = LocaliseConfig()
+    image_bgr: np.ndarray, corners: np.ndarray, *, config: LocaliseConfig = LocaliseConfig(),
+    gradients: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """Move each side of a rough quad onto the strongest straight edge nearby; corners = intersections."""
-    gray = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY) if image_bgr.ndim == 3 else image_bgr
-    gray = cv2.GaussianBlur(gray, (5, 5), 0).astype(np.float32)
-    gx = cv2.Sobel(gray, cv2.CV_32F, 1, 0, ksize=3)
-    gy = cv2.Sobel(gray, cv2.CV_32F, 0, 1, ksize=3)
-    h, w = gray.shape
+    if gradients is None:
+        gray = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY) if image_bgr.ndim == 3 else image_bgr
+        gradients = _gradients(gray)
+    gx, gy = gradients
+    h, w = gx.shape
     quad = np.asarray(corners, dtype=np.float64).copy()
     diagonal = float(np.linalg.norm(quad[2] - quad[0]) + np.linalg.norm(quad[3] - quad[1])) / 2
     window = config.refine_search_frac * diagonal

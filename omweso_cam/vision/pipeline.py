@@ -15,7 +15,13 @@ import numpy as np
 
 from omweso_cam.observation import NO_BOARD, OCCLUDED, STABLE, UNREADABLE, Observation
 from omweso_cam.vision.calibration import Calibration, DriftConfig, check_drift
-from omweso_cam.vision.count import CountConfig, PitCounts, SeedModel, count_seeds
+from omweso_cam.vision.count import (
+    CountConfig,
+    PitCounts,
+    SeedModel,
+    count_seeds,
+    default_seed_model,
+)
 from omweso_cam.vision.grid import GridConfig, PitGrid, fit_grid, surface_difference
 from omweso_cam.vision.localise import BoardLocation, LocaliseConfig, find_board, find_markers
 from omweso_cam.vision.rectify import RectifiedBoard, RectifyConfig, rectify
@@ -76,6 +82,13 @@ class Reading:
         return "/".join("-".join(str(c) for c in self.counts[r * 8 : r * 8 + 8]) for r in range(4))
 
 
+def source_radius(board: RectifiedBoard, grid: PitGrid) -> float:
+    """Mean pit radius in camera-image pixels (how many pixels the camera spends on a pit)."""
+    centres = grid.centers_px
+    rims = centres + np.array([grid.radius_px, 0.0])
+    return float(np.mean(np.linalg.norm(board.to_image(rims) - board.to_image(centres), axis=1)))
+
+
 def prepare_image(image: np.ndarray | None, config: ReaderConfig) -> tuple[np.ndarray | None, float, str]:
     """(BGR uint8 working image, scale, problem) for any array the caller hands in."""
     if image is None or not isinstance(image, np.ndarray) or image.size == 0:
@@ -113,6 +126,7 @@ class BoardReader:
         self.calibration = calibration
         self.config = config
         self._seed_model = seed_model
+        self._default_model: SeedModel | None = None
         self._undistort_maps: tuple[tuple[int, int], np.ndarray, np.ndarray] | None = None
         self._grid_cache: dict[tuple[float, ...], PitGrid] = {}
 
@@ -123,7 +137,9 @@ class BoardReader:
             return self._seed_model
         if self.calibration is not None and self.calibration.seed_model is not None:
             return self.calibration.seed_model
-        return SeedModel()
+        if self._default_model is None:
+            self._default_model = default_seed_model()
+        return self._default_model
 
     def _undistort(self, image: np.ndarray) -> np.ndarray:
         intr = self.calibration.intrinsics if self.calibration else None
@@ -199,7 +215,8 @@ class BoardReader:
             return finish(OCCLUDED, f"{foreign:.0%} of the board surface hidden (hand or object over the board)",
                           corners_px=corners_out, grid=grid, rectified=board, scale=scale, method=location.method)
 
-        pit_counts = count_seeds(board.image, grid, model=self.seed_model, config=self.config.count)
+        pit_counts = count_seeds(board.image, grid, model=self.seed_model, config=self.config.count,
+                                 source_radius_px=source_radius(board, grid) / scale)
         t = lap("count", t)
         ll = tuple(tuple(float(v) for v in row) for row in pit_counts.log_likelihoods)
         return finish(OK, detail, log_likelihoods=ll, counts=pit_counts.counts,

@@ -23,7 +23,12 @@ class RectifyConfig:
 
     def size_px(self, aspect: float | None = None) -> tuple[int, int]:
         a = self.default_aspect if aspect is None else float(np.clip(aspect, self.min_aspect, self.max_aspect))
-        return (self.width_px, int(round(self.width_px / a)))
+        return (self.width_px, round(self.width_px / a))
+
+
+#: Focal length assumed (in units of the image's longer side) when the quad cannot tell it:
+#: a camera looking straight along the board keeps one pair of sides parallel.
+DEFAULT_FOCAL_OF_SIDE = 0.75
 
 
 def board_aspect(corners_px: np.ndarray, image_size: tuple[int, int]) -> float | None:
@@ -31,6 +36,8 @@ def board_aspect(corners_px: np.ndarray, image_size: tuple[int, int]) -> float |
 
     Zhang & He's whiteboard method: with square pixels and the principal point at
     the image centre, the quad fixes the focal length and the true aspect ratio.
+    When the quad has a pair of parallel sides the focal length is undetermined
+    and a typical webcam's (:data:`DEFAULT_FOCAL_OF_SIDE`) is assumed.
     """
     w, h = image_size
     c = np.asarray(corners_px, np.float64).reshape(4, 2) - [w / 2.0, h / 2.0]
@@ -46,12 +53,14 @@ def board_aspect(corners_px: np.ndarray, image_size: tuple[int, int]) -> float |
     scale = max(w, h)
     n2, n3 = n2 * [1 / scale, 1 / scale, 1], n3 * [1 / scale, 1 / scale, 1]
     zz = n2[2] * n3[2]
-    f2 = -(n2[0] * n3[0] + n2[1] * n3[1]) / zz if abs(zz) > 1e-9 else -1.0
-    if not 0.05 < f2 < 400.0:
-        # (Near) fronto-parallel or inconsistent: the quad's own proportions are the answer.
+    if abs(n2[2]) < 1e-3 and abs(n3[2]) < 1e-3:
+        # Fronto-parallel: the quad's own proportions are the answer.
         width = (np.linalg.norm(c[1] - c[0]) + np.linalg.norm(c[2] - c[3])) / 2
         height = (np.linalg.norm(c[3] - c[0]) + np.linalg.norm(c[2] - c[1])) / 2
         return float(width / height) if height > 0 else None
+    f2 = -(n2[0] * n3[0] + n2[1] * n3[1]) / zz if abs(zz) > 1e-6 else -1.0
+    if not 0.1 < f2 < 9.0 or min(abs(n2[2]), abs(n3[2])) < 0.02:
+        f2 = DEFAULT_FOCAL_OF_SIDE**2
     num = (n2[0] ** 2 + n2[1] ** 2) / f2 + n2[2] ** 2
     den = (n3[0] ** 2 + n3[1] ** 2) / f2 + n3[2] ** 2
     if den <= 0 or num <= 0:

@@ -22,9 +22,9 @@ HAND = "hand"
 class StabilityConfig:
     """Thresholds of the stability check."""
 
-    work_width_px: int = 96  # frames are shrunk to this width
+    work_width_px: int = 160  # frames are shrunk to this width
     motion_threshold_levels: int = 12  # grey-level change (0..255) that counts as a changed pixel
-    moving_min_frac: float = 0.004  # share of changed pixels (vs the previous frame) that means motion
+    moving_min_frac: float = 0.002  # share of changed pixels (vs the previous frame) that means motion
     hand_min_frac: float = 0.03  # share of skin-coloured changed pixels that means a hand
     stable_frames: int = 3  # quiet frames in a row before "stable"
     skin_cr_range: tuple[int, int] = (135, 180)  # YCrCb skin box, widely used for all skin tones

@@ -1,0 +1,139 @@
+"""Fit the shipped seed-count model on rendered boards (default style only; never the unseen style).
+
+    .venv/bin/python benchmarks/fit_count_model.py --render 120 --out calibration/seed_model_default.json
+    .venv/bin/python benchmarks/fit_count_model.py --from-dir DIR ...   (images + truth JSON already rendered)
+
+Pits are cut with the pipeline's own grid fit on the true board corners, so
+the model learns counting, not localisation. Prints the fit's accuracy on a
+held-out quarter of the boards before writing the model fitted on all of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+
+def _examples_from_dir(folder: Path) -> list[tuple[np.ndarray, dict]]:
+    import cv2
+
+    out = []
+    for truth_path in sorted(folder.glob("*.json")):
+        truth = json.loads(truth_path.read_text())
+        if truth.get("status") != "ok" or ("style" in truth.get("scene", {}) and truth["scene"]["style"] != "default"):
+            continue
+        for suffix in (".jpg", ".png"):
+            image_path = truth_path.with_suffix(suffix)
+            if image_path.exists():
+                out.append((cv2.imread(str(image_path)), truth))
+                break
+    return out
+
+
+def _examples_rendered(n: int, seed: int) -> list[tuple[np.ndarray, dict]]:
+    from omweso_cam.vision.synth import Scene, render_board
+
+    out = []
+    for k in range(n):
+        rng = np.random.default_rng(seed + k)
+        counts = _random_counts(rng, k)
+        image, truth = render_board(counts, scene=Scene.random(rng, style="default", hand=False), rng=rng)
+        if truth.status == "ok":
+            out.append((image, truth.to_json()))
+    return out
+
+
+def _random_counts(rng: np.random.Generator, k: int) -> tuple[int, ...]:
+    kind = k % 4
+    if kind == 0:
+        return tuple([4] * 8 + [0] * 16 + [4] * 8)
+    if kind == 1:
+        return tuple(int(x) for x in rng.integers(0, 7, 32))
+    if kind == 2:
+        return tuple(int(x) for x in rng.integers(0, 13, 32))
+    c = rng.multinomial(64, rng.dirichlet(np.full(32, 0.4)))
+    return tuple(int(x) for x in np.minimum(c, 25))
+
+
+def features_of(examples: list[tuple[np.ndarray, dict]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    from omweso_cam.vision.count import CountConfig, measure, pit_crops
+    from omweso_cam.vision.grid import fit_grid, surface_colour
+    from omweso_cam.vision.pipeline import source_radius
+    from omweso_cam.vision.rectify import rectify
+
+    rows, counts, boards = [], [], []
+    for b, (image, truth) in enumerate(examples):
+        board = rectify(image, np.asarray(truth["corners_px"], float))
+        grid = fit_grid(board.image)
+        crops = pit_crops(board.image, grid)
+        f = measure(crops, config=CountConfig(), surface_lab=surface_colour(board.image),
+                    source_radius_px=source_radius(board, grid))
+        rows.append(f.matrix)
+        counts.extend(truth["counts"])
+        boards.extend([b] * 32)
+    return np.vstack(rows), np.asarray(counts, float), np.asarray(boards)
+
+
+def report(name: str, est: np.ndarray, counts: np.ndarray) -> None:
+    read = np.clip(np.round(est), 0, 64)
+    for lo, hi in ((0, 6), (7, 12), (13, 64)):
+        sel = (counts >= lo) & (counts <= hi)
+        if sel.any():
+            print(f"{name}: pits {lo}-{hi}: {sel.sum()}, exact {np.mean(read[sel] == counts[sel]):.1%}, "
+                  f"within 1 {np.mean(np.abs(read[sel] - counts[sel]) <= 1):.1%}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    from omweso_cam.vision.count import (
+        SeedModel,
+        fit_sigmas,
+        fit_weights,
+        save_seed_model,
+        train_network,
+    )
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--from-dir", type=Path)
+    parser.add_argument("--render", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=20260)
+    parser.add_argument("--ridge", type=float, default=1.0)
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--steps", type=int, default=3000)
+    parser.add_argument("--cache", type=Path, help="also save the feature matrix here (.npz)")
+    parser.add_argument("--hidden", default="32,16", help="hidden layer sizes")
+    parser.add_argument("--decay", type=float, default=1e-3)
+    args = parser.parse_args(argv)
+    examples = _examples_from_dir(args.from_dir) if args.from_dir else []
+    if args.render:
+        examples += _examples_rendered(args.render, args.seed)
+    if len(examples) < 8:
+        print("need at least 8 rendered boards", file=sys.stderr)
+        return 2
+    x, y, boards = features_of(examples)
+    np.savez(args.cache, x=x, y=y, boards=boards) if args.cache else None
+    held = boards % 4 == 3
+    w = fit_weights(x[~held], y[~held], ridge=args.ridge)
+    linear = SeedModel(weights=tuple(float(v) for v in w))
+    report("linear, held-out boards", np.clip(linear.estimate(x[held]), 0, 64), y[held])
+    net = train_network(x[~held], y[~held], steps=args.steps, hidden=tuple(int(v) for v in args.hidden.split(',')), weight_decay=args.decay, rng=np.random.default_rng(args.seed))
+    model = SeedModel(network=net)
+    report("network, train", np.clip(model.estimate(x[~held]), 0, 64), y[~held])
+    report("network, held-out boards", np.clip(model.estimate(x[held]), 0, 64), y[held])
+    net = train_network(x, y, steps=args.steps, hidden=tuple(int(v) for v in args.hidden.split(',')), weight_decay=args.decay, rng=np.random.default_rng(args.seed))
+    model = SeedModel(network=net)
+    s0, g = fit_sigmas(np.clip(model.estimate(x), 0, 64), y)
+    model = SeedModel(network=net, sigma_seeds=s0, sigma_growth=g, source="rendered (default style)",
+                      examples=len(y))
+    print(json.dumps(model.to_dict()))
+    if args.out:
+        save_seed_model(model, str(args.out))
+        print(f"written {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

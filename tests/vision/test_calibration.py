@@ -1,0 +1,103 @@
+"""Calibration JSON: round trip, migration from version 1, validation errors, drift check."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from omweso_cam.vision.calibration import (
+    FORMAT,
+    VERSION,
+    Calibration,
+    CalibrationError,
+    check_drift,
+)
+from omweso_cam.vision.count import FEATURE_NAMES, SeedModel, SeedModelError
+from omweso_cam.vision.grid import nominal_grid
+from tests.vision.drawn import draw_board
+
+CORNERS = np.array([[192.0, 108.0], [768.0, 108.0], [768.0, 432.0], [192.0, 432.0]])
+
+
+def test_round_trip(tmp_path: Path) -> None:
+    grid = nominal_grid((512, 256))
+    model = SeedModel(weights=tuple(float(i) for i in range(len(FEATURE_NAMES) + 1)), seed_area_frac=0.05, source="test")
+    cal = Calibration(CORNERS, (960, 540), (512, 256), grid, model, None, "manual", 3.5)
+    path = cal.save(tmp_path / "rig.json")
+    data = json.loads(path.read_text())
+    assert data["format"] == FORMAT and data["version"] == VERSION
+    for key in ("created_at", "corners_px", "board_from_image", "pit_grid", "seed_model"):
+        assert key in data
+    back = Calibration.load(path)
+    np.testing.assert_allclose(back.corners_px, CORNERS)
+    np.testing.assert_allclose(back.board_from_image, cal.board_from_image)
+    assert back.pit_grid is not None
+    np.testing.assert_allclose(back.pit_grid.centers_px, grid.centers_px, atol=1e-3)
+    assert back.seed_model == model
+    assert back.reference_score == 3.5
+
+
+def test_migrates_version_1(tmp_path: Path) -> None:
+    old = {"format": FORMAT, "version": 1, "corners": CORNERS.tolist(), "image_size": [960, 540],
+           "seeds": {"weights": None, "seed_area_frac": 0.04}}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old))
+    cal = Calibration.load(path)
+    np.testing.assert_allclose(cal.corners_px, CORNERS)
+    assert cal.seed_model is not None and cal.seed_model.seed_area_frac == 0.04
+    assert cal.rectified_size is not None and cal.rectified_size[0] == 512
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"format": "something-else"}, "not an omweso-cam calibration"),
+        ({"version": 99}, "newer"),
+        ({"version": "2"}, "bad calibration version"),
+        ({"corners_px": [[0, 0], [1, 1]]}, "corners_px"),
+        ({"image_size": [0, 540]}, "positive"),
+        ({"pit_grid": {"centers_px": [[0, 0]], "radius_px": 3, "size_px": [512, 256]}}, "pit"),
+        ({"seed_model": {"weights": [1.0, 2.0], "features": list(FEATURE_NAMES)}}, "weights"),
+    ],
+)
+def test_validation_errors(tmp_path: Path, change: dict, message: str) -> None:
+    data = Calibration(CORNERS, (960, 540)).to_dict()
+    data.update(change)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(CalibrationError, match=message):
+        Calibration.load(path)
+
+
+def test_unreadable_files(tmp_path: Path) -> None:
+    with pytest.raises(CalibrationError):
+        Calibration.load(tmp_path / "missing.json")
+    (tmp_path / "x.json").write_text("{not json")
+    with pytest.raises(CalibrationError, match="not JSON"):
+        Calibration.load(tmp_path / "x.json")
+    (tmp_path / "y.json").write_text("[1, 2]")
+    with pytest.raises(CalibrationError, match="object"):
+        Calibration.load(tmp_path / "y.json")
+
+
+def test_seed_model_validation() -> None:
+    with pytest.raises(SeedModelError):
+        SeedModel(seed_area_frac=1.5)
+    with pytest.raises(SeedModelError):
+        SeedModel(weights=(1.0, 2.0))
+    with pytest.raises(SeedModelError):
+        SeedModel.from_dict({"weights": [1.0] * (len(FEATURE_NAMES) + 1), "features": ["something", "else"]})
+
+
+def test_drift_check_notices_a_moved_board() -> None:
+    rng = np.random.default_rng(2)
+    drawn = draw_board([2] * 32, rng=rng, corners_px=CORNERS)
+    cal = Calibration(CORNERS, (960, 540))
+    here = check_drift(drawn.image, cal)
+    assert not here.moved and here.score > 2.0
+    cal = Calibration(CORNERS, (960, 540), reference_score=here.score)
+    moved = draw_board([2] * 32, rng=rng, corners_px=CORNERS + np.array([170.0, 60.0]))
+    assert check_drift(moved.image, cal).moved

@@ -1,0 +1,137 @@
+"""Board localisation: corner order, manual corners, markerless finder, markers, board proportions."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from omweso_cam.vision.localise import (
+    CornersError,
+    clockwise,
+    find_board,
+    find_markers,
+    marker_sheet,
+    order_corners,
+    parse_corners,
+)
+from omweso_cam.vision.rectify import board_aspect
+from tests.vision.drawn import draw_board
+
+QUAD = np.array([[100.0, 50.0], [500.0, 60.0], [520.0, 260.0], [90.0, 250.0]])  # TL, TR, BR, BL
+
+
+def _diagonal(q: np.ndarray) -> float:
+    return float(np.linalg.norm(q[2] - q[0]) + np.linalg.norm(q[3] - q[1])) / 2
+
+
+@pytest.mark.parametrize("shift", range(4))
+@pytest.mark.parametrize("reverse", [False, True])
+def test_order_corners_any_input_order(shift: int, reverse: bool) -> None:
+    pts = np.roll(QUAD, shift, axis=0)
+    if reverse:
+        pts = pts[::-1]
+    np.testing.assert_allclose(order_corners(pts), QUAD)
+
+
+def test_order_corners_south_is_the_long_side_nearer_the_bottom() -> None:
+    # Board standing upright in the image (long sides vertical): South is the right-hand
+    # long side if it is lower, here the left one reaches lower.
+    tall = np.array([[200.0, 50.0], [300.0, 40.0], [310.0, 400.0], [190.0, 420.0]])
+    ordered = order_corners(tall)
+    bl, br = ordered[3], ordered[2]
+    assert np.linalg.norm(br - bl) > 300  # the south side is a long side
+    assert min(bl[1], br[1]) > 39  # and it is the long side whose middle is lower
+    assert (bl[1] + br[1]) / 2 >= (ordered[0][1] + ordered[1][1]) / 2 - 1e-9 or bl[0] < br[0]
+
+
+def test_clockwise_has_positive_screen_area() -> None:
+    q = clockwise(QUAD[::-1])
+    x, y = q[:, 0], q[:, 1]
+    assert np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y) > 0
+
+
+def test_parse_corners_round_trip_and_errors() -> None:
+    loc = parse_corners("100,50, 500,60, 520,260, 90,250")
+    np.testing.assert_allclose(loc.corners_px, QUAD)
+    for bad in ("1,2,3", "a,b,c,d,e,f,g,h", "0,0,0,0,0,0,0,0", "100,50,90,250,520,260,500,60",
+                "100,50,520,260,500,60,90,250", "nan,1,2,3,4,5,6,7"):
+        with pytest.raises(CornersError):
+            parse_corners(bad)
+    with pytest.raises(CornersError, match="outside"):
+        parse_corners("0,0,100,0,100,50,0,50", image_size=(10, 10))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_find_board_oblique_and_rotated(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    corners = np.array([[180, 130], [760, 70], [820, 430], [140, 470]], float) + rng.normal(0, 5, (4, 2))
+    drawn = draw_board(list(rng.integers(0, 6, 32)), rng=rng, corners_px=corners)
+    found = find_board(drawn.image)
+    assert found is not None
+    err = np.max(np.linalg.norm(found.corners_px - drawn.corners_px, axis=1)) / _diagonal(drawn.corners_px)
+    assert err < 0.01, f"corner error {err:.4f} of the diagonal"
+
+
+def test_find_board_upside_down_names_south_at_the_bottom() -> None:
+    rng = np.random.default_rng(3)
+    # The drawn board's own "South" edge is at the top of the image: the finder must still
+    # call the long side nearer the bottom South (that is the documented default).
+    corners = np.array([[780, 440], [170, 450], [190, 120], [760, 110]], float)
+    drawn = draw_board([1] * 32, rng=rng, corners_px=corners)
+    found = find_board(drawn.image)
+    assert found is not None
+    expected = np.array([corners[2], corners[3], corners[0], corners[1]])
+    err = np.max(np.linalg.norm(found.corners_px - expected, axis=1)) / _diagonal(expected)
+    assert err < 0.01
+
+
+def test_empty_table_has_no_board() -> None:
+    rng = np.random.default_rng(5)
+    table = np.clip(rng.normal(140, 12, (540, 960, 3)), 0, 255).astype(np.uint8)
+    cv2.rectangle(table, (300, 200), (500, 330), (40, 40, 200), -1)  # a red book is not a board
+    assert find_board(table) is None
+
+
+def test_markers_give_the_board_corners() -> None:
+    rng = np.random.default_rng(7)
+    corners = np.array([[240, 160], [720, 160], [720, 400], [240, 400]], float)
+    drawn = draw_board([2] * 32, rng=rng, corners_px=corners, table_bgr=(235, 235, 235))
+    image = drawn.image.copy()
+    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
+    size = 70
+    # Each marker sits diagonally outside its corner, its inner corner on the board corner.
+    offsets = [(-size, -size), (0, -size), (0, 0), (-size, 0)]
+    for marker_id, ((x, y), (dx, dy)) in enumerate(zip(corners, offsets, strict=True)):
+        marker = cv2.cvtColor(cv2.aruco.generateImageMarker(dictionary, marker_id, size), cv2.COLOR_GRAY2BGR)
+        x0, y0 = int(x + dx), int(y + dy)
+        image[y0 : y0 + size, x0 : x0 + size] = marker
+    found = find_markers(image)
+    assert found is not None
+    assert np.max(np.linalg.norm(found.corners_px - corners, axis=1)) < 3.0
+
+
+def test_marker_sheet_is_printable_and_detectable() -> None:
+    sheet = marker_sheet()
+    assert sheet.dtype == np.uint8 and sheet.ndim == 2
+    detector = cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50))
+    _, ids, _ = detector.detectMarkers(sheet)
+    assert ids is not None and sorted(ids.ravel().tolist()) == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize(("tilt_deg", "turn_deg", "tolerance"), [(0, 0, 0.01), (30, 20, 0.02), (20, 40, 0.02),
+                                                                (30, 0, 0.12)])
+def test_board_aspect_from_perspective(tilt_deg: float, turn_deg: float, tolerance: float) -> None:
+    # A 2.5:1 rectangle seen by a pinhole camera; looking straight along the board (no turn)
+    # the focal length is unknown and a typical one is assumed, hence the looser tolerance.
+    f, w, h = 900.0, 1280, 720
+    k = np.array([[f, 0, w / 2], [0, f, h / 2], [0, 0, 1]])
+    t, a = np.deg2rad(tilt_deg), np.deg2rad(turn_deg)
+    tilt = np.array([[1, 0, 0], [0, np.cos(t), -np.sin(t)], [0, np.sin(t), np.cos(t)]])
+    turn = np.array([[np.cos(a), -np.sin(a), 0], [np.sin(a), np.cos(a), 0], [0, 0, 1]])
+    obj = np.array([[-1.25, -0.5, 0], [1.25, -0.5, 0], [1.25, 0.5, 0], [-1.25, 0.5, 0]])
+    cam = (tilt @ turn @ obj.T).T + np.array([0.2, 0.1, 4.0])
+    px = (k @ cam.T).T
+    quad = px[:, :2] / px[:, 2:]
+    aspect = board_aspect(quad, (w, h))
+    assert aspect is not None and abs(aspect / 2.5 - 1) < tolerance
