@@ -1,0 +1,145 @@
+"""`omweso-cam read/evaluate/calibrate/count-crops`: the JSON contract and bad input per image."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from omweso_cam.cli import main
+from tests.vision.drawn import draw_board
+
+CORNERS = np.array([[150.0, 120.0], [800.0, 90.0], [860.0, 470.0], [120.0, 430.0]])
+KEYS = {"image", "status", "board", "counts", "confidence", "corners_px", "ms"}
+
+
+@pytest.fixture(scope="module")
+def images(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("images")
+    rng = np.random.default_rng(4)
+    counts = [int(c) for c in rng.integers(0, 5, 32)]
+    drawn = draw_board(counts, rng=rng, corners_px=CORNERS)
+    paths = {"board": folder / "board.png", "gray": folder / "gray.png", "empty": folder / "empty.jpg",
+             "text": folder / "notes.png", "truncated": folder / "cut.jpg", "table": folder / "table.png"}
+    cv2.imwrite(str(paths["board"]), drawn.image)
+    cv2.imwrite(str(paths["gray"]), cv2.cvtColor(drawn.image, cv2.COLOR_BGR2GRAY))
+    paths["empty"].write_bytes(b"")
+    paths["text"].write_text("hello")
+    ok, jpg = cv2.imencode(".jpg", drawn.image)
+    paths["truncated"].write_bytes(jpg.tobytes()[:500])
+    cv2.imwrite(str(paths["table"]), np.full((360, 640, 3), 120, np.uint8))
+    truth = {"status": "ok", "counts": counts, "corners_px": CORNERS.tolist()}
+    (folder / "board.json").write_text(json.dumps(truth))
+    (folder / "table.json").write_text(json.dumps({"status": "no_board", "counts": None, "corners_px": None}))
+    paths["folder"] = folder
+    return paths
+
+
+def _lines(capsys: pytest.CaptureFixture[str]) -> list[dict]:
+    out = capsys.readouterr().out
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def test_read_json_one_line_per_image_never_crashing(images: dict[str, Path],
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    names = ["board", "empty", "text", "truncated", "table", "gray"]
+    args = ["read", *(str(images[n]) for n in names), str(images["folder"] / "missing.png"), "--json"]
+    code = main(args)
+    lines = _lines(capsys)
+    assert len(lines) == len(names) + 1
+    for line in lines:
+        assert KEYS <= set(line)
+    by_name = {Path(line["image"]).name: line for line in lines}
+    board = by_name["board.png"]
+    assert board["status"] == "ok"
+    assert len(board["counts"]) == 4 and all(len(r) == 8 for r in board["counts"])
+    assert board["board"] == "/".join("-".join(str(c) for c in r) for r in board["counts"])
+    assert len(board["corners_px"]) == 4
+    for name in ("empty.jpg", "notes.png", "cut.jpg", "missing.png"):
+        assert by_name[name]["status"] == "unreadable_image"
+        assert by_name[name]["counts"] is None
+    assert by_name["table.png"]["status"] == "no_board"
+    assert code == 1  # not every image was read
+
+
+def test_read_with_corners(images: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    corners = ",".join(str(v) for v in CORNERS.ravel())
+    assert main(["read", str(images["board"]), "--corners", corners, "--json"]) == 0
+    (line,) = _lines(capsys)
+    assert line["status"] == "ok"
+    np.testing.assert_allclose(line["corners_px"], CORNERS, atol=0.1)
+    assert main(["read", str(images["board"]), "--corners", "1,2,3"]) == 2
+    assert "expected 8 numbers" in capsys.readouterr().err
+
+
+def test_evaluate_writes_csv_and_summary(images: dict[str, Path], tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "eval.csv"
+    assert main(["evaluate", str(images["folder"]), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "boards found 1/1" in printed and "no_board 1/1" in printed and "config:" in printed
+    rows = list(csv.DictReader(out.open()))
+    assert {r["image"] for r in rows} == {"board.png", "table.png"}
+    board = next(r for r in rows if r["image"] == "board.png")
+    for column in ("pits_wrong", "pits_off_by_more_than_1", "corner_error_frac", "ms_count", "ms_total"):
+        assert column in board
+    assert float(board["corner_error_frac"]) < 0.01
+
+
+def test_calibrate_corners_then_read_with_it(images: dict[str, Path], tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    cal = tmp_path / "rig.json"
+    assert main(["calibrate", "corners", str(images["board"]), "--out", str(cal)]) == 0
+    capsys.readouterr()
+    data = json.loads(cal.read_text())
+    assert data["format"] == "omweso-cam-calibration" and data["pit_grid"] is not None
+    assert main(["read", str(images["board"]), "--calibration", str(cal), "--json"]) == 0
+    (line,) = _lines(capsys)
+    assert line["status"] == "ok"
+    np.testing.assert_allclose(line["corners_px"], CORNERS, atol=0.01 * 740)
+    cal.write_text("{broken")
+    assert main(["read", str(images["board"]), "--calibration", str(cal)]) == 2
+
+
+def test_marker_sheet_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sheet = tmp_path / "markers.png"
+    assert main(["calibrate", "markers", "--sheet", str(sheet)]) == 0
+    assert cv2.imread(str(sheet)) is not None
+
+
+def test_calibrate_seeds_and_count_crops(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from omweso_cam.vision.count import pit_crops
+    from omweso_cam.vision.grid import fit_grid
+    from omweso_cam.vision.rectify import rectify
+
+    rows = []
+    for seed in (31, 32):
+        rng = np.random.default_rng(seed)
+        counts = [int(c) for c in rng.integers(0, 6, 32)]
+        drawn = draw_board(counts, rng=rng, corners_px=CORNERS)
+        board = rectify(drawn.image, CORNERS)
+        for i, crop in enumerate(pit_crops(board.image, fit_grid(board.image))):
+            name = f"crops/b{seed}_{i:02d}.png"
+            (tmp_path / "crops").mkdir(exist_ok=True)
+            cv2.imwrite(str(tmp_path / name), crop)
+            rows.append((name, counts[i]))
+    labelled = tmp_path / "labelled.csv"
+    labelled.write_text("path,count\n" + "".join(f"{p},{c}\n" for p, c in rows))
+    model = tmp_path / "seeds.json"
+    assert main(["calibrate", "seeds", "--examples", str(labelled), "--out", str(model)]) == 0
+    capsys.readouterr()
+    assert json.loads(model.read_text())["format"] == "omweso-cam-seed-model"
+    predict = tmp_path / "predict.csv"
+    predict.write_text("path\n" + "".join(f"{p}\n" for p, _ in rows[:8]) + "crops/missing.png\n")
+    code = main(["count-crops", "--model", str(model), "--predict", str(predict), "--json"])
+    captured = capsys.readouterr()
+    lines = [json.loads(line) for line in captured.out.splitlines()]
+    assert len(lines) == 8 and all({"path", "count", "confidence"} <= set(line) for line in lines)
+    assert "missing.png" in captured.err and code == 1
+    bad = tmp_path / "bad.csv"
+    bad.write_text("file,count\nx.png,1\n")
+    assert main(["calibrate", "seeds", "--examples", str(bad), "--out", str(model)]) == 2

@@ -1,0 +1,144 @@
+"""BoardReader: statuses for bad input, a full read of a drawn board, grid fit, annotate, crops round trip."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from omweso_cam.observation import STABLE
+from omweso_cam.vision.calibration import Calibration
+from omweso_cam.vision.count import CountConfig, count_crops, fit_seed_model, pit_crops
+from omweso_cam.vision.draw import annotate
+from omweso_cam.vision.grid import fit_grid
+from omweso_cam.vision.pipeline import BoardReader, ReaderConfig, load_image
+from omweso_cam.vision.rectify import rectify
+from tests.vision.drawn import draw_board
+
+CORNERS = np.array([[150.0, 120.0], [800.0, 90.0], [860.0, 470.0], [120.0, 430.0]])
+
+
+@pytest.fixture(scope="module")
+def drawn():  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(11)
+    counts = [int(c) for c in rng.integers(0, 6, 32)]
+    return draw_board(counts, rng=rng, corners_px=CORNERS)
+
+
+@pytest.mark.parametrize(
+    "image",
+    [None, np.zeros((0, 0, 3), np.uint8), np.zeros((20, 20, 3), np.uint8), np.zeros((100, 100, 5), np.uint8),
+     np.zeros((100, 100, 3), np.complex64)],
+    ids=["none", "empty", "tiny", "five-channels", "complex"],
+)
+def test_bad_images_are_unreadable_not_errors(image: np.ndarray | None) -> None:
+    reading = BoardReader().read(image)
+    assert reading.status == "unreadable_image"
+    assert reading.counts is None and reading.observation.status == "unreadable_image"
+
+
+def test_blank_frame_is_no_board() -> None:
+    reading = BoardReader().read(np.full((480, 640, 3), 128, np.uint8))
+    assert reading.status == "no_board" and reading.observation.log_likelihoods is None
+
+
+def test_read_finds_the_board_and_reports_a_stable_observation(drawn) -> None:  # type: ignore[no-untyped-def]
+    reading = BoardReader().read(drawn.image, frame_index=7, timestamp_s=1.5)
+    assert reading.status == "ok", reading.detail
+    diag = float(np.linalg.norm(CORNERS[2] - CORNERS[0]))
+    assert np.max(np.linalg.norm(reading.corners_px - CORNERS, axis=1)) < 0.01 * diag
+    assert reading.counts is not None and len(reading.counts) == 32
+    obs = reading.observation
+    assert obs.status == STABLE and obs.frame_index == 7 and obs.timestamp_s == 1.5
+    assert obs.counts() == reading.counts
+    assert 0.0 <= reading.confidence <= 1.0
+    for stage in ("localise", "rectify", "grid", "count", "total"):
+        assert stage in reading.timings_ms
+    centres = reading.pit_centers_px
+    assert centres is not None
+    assert np.max(np.linalg.norm(centres - drawn.pit_centers_px, axis=1)) < 0.15 * diag / 8
+
+
+def test_grayscale_and_huge_frames_are_read(drawn) -> None:  # type: ignore[no-untyped-def]
+    gray = drawn.image.mean(axis=2).astype(np.uint8)
+    assert BoardReader().read(gray).status in ("ok", "no_board")  # grey wood may hide the board, never a crash
+    huge = np.repeat(np.repeat(drawn.image, 3, axis=0), 3, axis=1)  # 2880 x 1620
+    reading = BoardReader().read(huge)
+    assert reading.status == "ok"
+    assert np.max(np.abs(reading.corners_px - CORNERS * 3)) < 0.01 * 3 * 740
+
+
+def test_calibrated_read_uses_the_calibration_and_notices_a_moved_board(drawn) -> None:  # type: ignore[no-untyped-def]
+    h, w = drawn.image.shape[:2]
+    reader = BoardReader(Calibration(CORNERS, (w, h), reference_score=4.0))
+    reading = reader.read(drawn.image)
+    assert reading.status == "ok" and reading.method == "calibration"
+    moved = draw_board(list(drawn.counts), rng=np.random.default_rng(1), corners_px=CORNERS + np.array([60.0, 40.0]))
+    reading = reader.read(moved.image)
+    assert reading.method == "auto" and "moved" in reading.detail
+
+
+def test_grid_fit_on_the_rectified_board(drawn) -> None:  # type: ignore[no-untyped-def]
+    board = rectify(drawn.image, CORNERS)
+    grid = fit_grid(board.image)
+    truth = board.board_from_image
+    import cv2
+
+    true_centres = cv2.perspectiveTransform(drawn.pit_centers_px.reshape(-1, 1, 2), truth).reshape(-1, 2)
+    pitch = board.image.shape[1] / 8
+    assert np.max(np.linalg.norm(grid.centers_px - true_centres, axis=1)) < 0.08 * pitch
+
+
+def test_seed_model_learnt_from_labelled_crops_counts_another_board() -> None:
+    """calibrate-from-examples path: crops of one drawn board teach, another is counted."""
+    config = CountConfig()
+
+    def crops_of(seed: int) -> tuple[np.ndarray, np.ndarray]:
+        rng = np.random.default_rng(seed)
+        counts = np.array([int(c) for c in rng.integers(0, 7, 32)])
+        d = draw_board(list(counts), rng=rng, corners_px=CORNERS)
+        board = rectify(d.image, CORNERS)
+        return pit_crops(board.image, fit_grid(board.image), config=config), counts
+
+    teach = [crops_of(s) for s in (21, 22, 23)]
+    model = fit_seed_model(np.concatenate([c for c, _ in teach]), np.concatenate([n for _, n in teach]),
+                           config=config)
+    crops, counts = crops_of(24)
+    read = np.array(count_crops(crops, model=model, config=config).counts)
+    assert np.mean(np.abs(read - counts) <= 1) >= 0.9
+    assert np.mean(read == counts) >= 0.6
+
+
+def test_annotate_draws_without_changing_the_input(drawn) -> None:  # type: ignore[no-untyped-def]
+    reading = BoardReader().read(drawn.image)
+    before = drawn.image.copy()
+    out = annotate(drawn.image, reading)
+    assert out.shape == drawn.image.shape and not np.array_equal(out, drawn.image)
+    assert np.array_equal(drawn.image, before)
+    unreadable = BoardReader().read(None)
+    assert annotate(drawn.image, unreadable).shape == drawn.image.shape
+
+
+def test_load_image_reports_bad_files(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "empty.png").write_bytes(b"")
+    (tmp_path / "text.jpg").write_text("not an image")
+    import cv2
+
+    ok, data = cv2.imencode(".png", np.zeros((80, 80, 3), np.uint8))
+    (tmp_path / "truncated.png").write_bytes(data.tobytes()[:60])
+    # A PNG header claiming 100000 x 100000 pixels is refused before decoding.
+    header = bytearray(data.tobytes()[:33])
+    header[16:24] = (100000).to_bytes(4, "big") + (100000).to_bytes(4, "big")
+    (tmp_path / "bomb.png").write_bytes(bytes(header))
+    for name, words in (("empty.png", "empty"), ("text.jpg", "not a readable image"),
+                        ("truncated.png", "not a readable image"), ("bomb.png", "refused"),
+                        ("missing.png", "cannot read")):
+        image, problem = load_image(str(tmp_path / name))
+        assert image is None and words in problem, (name, problem)
+
+
+def test_reader_config_is_plain_data() -> None:
+    config = dataclasses.replace(ReaderConfig(), max_side_px=1000)
+    data = config.to_dict()
+    assert data["max_side_px"] == 1000 and "count" in data and "crop_px" in data["count"]
