@@ -238,3 +238,73 @@ def test_track_source_writes_the_record_format() -> None:
     assert set(illegal[0]) >= {"kind", "frame", "observed", "position", "closest"}
     assert illegal[0]["position"] == after.notation() and illegal[0]["closest"][0]["move"] == "f4"
     assert record["result"] is None
+
+
+CHILD = """
+import sys, time
+import numpy as np
+import random
+from omweso_cam.reconcile.simulate import observe, random_game, script_game
+from omweso_cam.rules import Position, RuleSet
+from omweso_cam.runner import LiveSession, RunnerConfig
+from omweso_cam.vision.frames import Frame, FrameSource
+
+rules = RuleSet.preset("seed")
+moves = random_game(Position.standard(), rules, random.Random(1), max_plies=8)
+script = script_game(Position.standard(), moves, rules)
+
+class Slow(FrameSource):
+    fps, name, len_hint = 10.0, "slow", None
+    def __iter__(self):
+        for i in range(len(script)):
+            time.sleep(0.02)
+            yield Frame(i, i / 10, np.zeros((8, 8, 3), np.uint8))
+        while True:  # the camera keeps running: the process only ends when killed
+            time.sleep(0.05)
+            yield Frame(len(script) - 1, 0.0, np.zeros((8, 8, 3), np.uint8))
+
+class Proc:
+    reader = stability = None
+    def process(self, frame):
+        item = script[frame.index]
+        return observe(item.board, item.status, frame_index=frame.index), None
+
+session = LiveSession("x", repository=sys.argv[1], open_source=lambda *a, **k: Slow(), processor=Proc(),
+                      config=RunnerConfig(confirm_s=None))
+session.new_match(south="Ann", north="Bo")
+with session.bus.subscribe(replay_last=False) as sub:
+    session.start()
+    while True:
+        event = sub.get(5)
+        if event is not None and event.kind == "ply":
+            print(event.data["n"], event.data["move"], flush=True)
+"""
+
+
+def test_a_killed_session_loses_no_confirmed_ply_and_resumes(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    import time
+
+    db = tmp_path / "db.sqlite"
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(db)], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    announced: list[str] = []
+    deadline = time.monotonic() + 30
+    while len(announced) < 3 and time.monotonic() < deadline:
+        line = child.stdout.readline()
+        if line:
+            announced.append(line.split()[1])
+    child.kill()  # SIGKILL mid-game
+    child.wait()
+    assert len(announced) == 3
+    # every ply announced on the bus was committed before it was announced
+    session = LiveSession(None, repository=db)
+    state = session.state()
+    assert state["phase"] == "playing" and state["match"]["south"] == "Ann"
+    moves = [p["move"] for p in state["plies"]]
+    assert moves[:3] == announced
+    position = START
+    for move in moves:
+        position = apply_move(position, move, SEED).position
+    assert state["position"] == position.notation()

@@ -73,7 +73,7 @@ def test_a_whole_game_is_recovered_with_no_move_during_hand_frames(seed: int) ->
 
 def test_noisy_readings_with_calibrated_likelihoods_still_give_every_move() -> None:
     rng = random.Random(4)
-    moves = random_game(START, SEED, rng, max_plies=24)
+    moves = random_game(START, SEED, rng, max_plies=12)
     noise = NoiseModel(off_by_one_rate=0.1, heap_max_error=3, calibrated=True)
     obs = observations(script_game(START, moves, SEED, stable_frames=6), noise=noise, rng=rng)
     events = run(Tracker(SEED, initial=START), obs)
