@@ -23,7 +23,7 @@ class ServerConfig:
 
     host: str = "127.0.0.1"
     port: int = 8000
-    threads: int = 128
+    threads: int = 256
     reserved_threads: int = 16
     # Open TCP connections accepted at once (streams + page loads + keep-alive sockets).
     connection_limit: int = 1000
