@@ -471,6 +471,7 @@ class LiveSession:
                 "result": None,
                 "clocks": {"mode": self.mode, "since_last_move_s": None, "late_start": False, "overtime": False},
                 "error": self.error,
+                "corners_px": self._corners(),
             }
             if tracker is None:
                 return state
@@ -510,6 +511,13 @@ class LiveSession:
                                "late_start": tracker.late_start, "overtime": tracker.overtime}
             return state
 
+    def _corners(self) -> list[list[float]] | None:
+        """Board corners (TL, TR, BR, BL, raw-frame pixels) of the last reading that found the board."""
+        reading = self._reading
+        if reading is None or reading.corners_px is None:
+            return None
+        return [[round(float(x), 1), round(float(y), 1)] for x, y in reading.corners_px]
+
     def latest_raw_jpeg(self) -> bytes | None:
         """The last frame as JPEG (for the calibration page), or None before the first frame."""
         return self._jpeg("raw", annotate=False)
@@ -533,7 +541,8 @@ class LiveSession:
 
                 image = draw(image, reading)
             h, w = image.shape[:2]
-            if w > self.config.stream_max_width_px:
+            # The raw frame stays full size: calibration corners are clicked in its pixels.
+            if annotate and w > self.config.stream_max_width_px:
                 scale = self.config.stream_max_width_px / w
                 image = cv2.resize(image, (self.config.stream_max_width_px, round(h * scale)),
                                    interpolation=cv2.INTER_AREA)
