@@ -86,7 +86,7 @@ def test_pit_centres_are_darker_bowls_than_the_board_between_them(seed: int, til
     scene = _scene(
         seed, tilt_deg=tilt, cast_shadow=0.0, light_gradient=0.0, vignetting=0.0, hand=False,
         light_elevation_deg=60.0, board_gloss=0.0, pit_tint=0.8, distortion_k1=-0.15,
-        board_fill=0.9, image_size_px=(640, 360),
+        board_fill=0.9,
     )
     image, truth = render_board((0,) * 32, scene=scene, rng=np.random.default_rng(1))
     gray = _gray(image)
@@ -116,7 +116,7 @@ def test_corners_land_on_the_board_edge(tilt: float) -> None:
     scene = _scene(
         31, tilt_deg=tilt, wood_rgb=(225, 195, 150), background="plain", background_rgb=(25, 45, 30),
         corner_radius_mm=0.0, cast_shadow=0.0, light_gradient=0.0, vignetting=0.0, clutter_count=0,
-        hand=False, exposure=1.0, image_size_px=(640, 360),
+        hand=False, exposure=1.0,
     )
     image, truth = render_board(STANDARD, scene=scene, rng=np.random.default_rng(2))
     gray = _gray(image)
@@ -200,6 +200,9 @@ def test_kept_layout_moves_only_changed_pits() -> None:
         dict(style="cartoon"),
         dict(seed_palette="gold"),
         dict(image_size_px=(10, 10)),
+        dict(background="lava"),
+        dict(hand_from="above"),
+        dict(pit_depth_mm=0.0),
     ],
 )
 def test_bad_scenes_are_refused(bad: dict[str, object]) -> None:

@@ -324,7 +324,7 @@ class BoardRenderer:
         self.layout = build_layout(counts, self.board, scene, rng, previous)
         base, alpha, opening, frame = self._base_texture()
         tex = base.copy()
-        draw_seeds(tex, self.layout, frame, opening, self.camera.centre_mm, self.light, scene, self.board)
+        draw_seeds(tex, self.layout, frame, opening, self.camera.centre_mm, self.light, scene)
 
         image = self._table_for(camera).copy()
         side_bgr = textures.rgb01(scene.wood_rgb)[::-1] * np.float32(0.72)
@@ -369,13 +369,14 @@ class BoardRenderer:
         return out, truth
 
     def _table_for(self, camera: Camera) -> np.ndarray:
+        """The table as ``camera`` sees it: the cached table, re-projected for a shaken camera."""
+        table = self._nominal_table()
         if camera is self.camera:
-            return self._nominal_table()
-        rng = np.random.default_rng(self.scene.texture_seed + 1)
-        table = scenery.render_table(self.scene, camera, -self.board.thickness_mm, rng)
-        amb = self.scene.ambient
-        flat = amb + (1 - amb) * max(self.light[2], 0.0)
-        return table * np.float32(flat) * np.asarray(self.scene.light_rgb[::-1], np.float32)
+            return table
+        z = -self.board.thickness_mm
+        moved = scenery.table_homography(camera, z) @ np.linalg.inv(scenery.table_homography(self.camera, z))
+        w, h = self.scene.image_size_px
+        return np.asarray(cv2.warpPerspective(table, moved, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT))
 
     def _pit_radii(self, camera: Camera) -> tuple[float, ...]:
         """Mean projected radius (px) of every pit opening."""

@@ -58,6 +58,9 @@ _SKINS: tuple[RGB, ...] = (
 )
 _BACKGROUNDS_DEFAULT = ("cloth", "wood", "plain", "pattern")
 _BACKGROUNDS_UNSEEN = ("tiles", "grass_mat", "newspaper")
+#: Table kinds and arm directions a Scene may name.
+BACKGROUNDS = (*_BACKGROUNDS_DEFAULT, *_BACKGROUNDS_UNSEEN)
+HAND_SIDES = ("south", "north", "east", "west")
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,12 @@ class Scene:
             raise ValueError("pits overlap: pit_pitch_y_mm must exceed the pit diameter")
         if self.seed_palette not in {**_SEEDS_DEFAULT, **_SEEDS_UNSEEN, "mixed": ()}:
             raise ValueError(f"unknown seed_palette {self.seed_palette!r}")
+        if self.background not in BACKGROUNDS:
+            raise ValueError(f"unknown background {self.background!r}; expected one of {BACKGROUNDS}")
+        if self.hand_from not in HAND_SIDES:
+            raise ValueError(f"unknown hand_from {self.hand_from!r}; expected one of {HAND_SIDES}")
+        if self.pit_depth_mm <= 0 or self.pit_diameter_mm <= 0 or self.seed_length_mm <= 0:
+            raise ValueError("pit_depth_mm, pit_diameter_mm and seed_length_mm must be positive")
 
     def to_json(self) -> dict[str, Any]:
         """The parameters as a JSON-ready dict (tuples become lists)."""

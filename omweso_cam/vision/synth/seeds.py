@@ -153,7 +153,6 @@ def draw_seeds(
     camera_mm: np.ndarray,
     light: np.ndarray,
     scene: Scene,
-    board: BoardGeometry,
 ) -> None:
     """Cast shadows then ray-cast every seed into ``texture`` (float32 RGB, modified in place).
 

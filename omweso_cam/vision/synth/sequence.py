@@ -152,8 +152,10 @@ def _within(seconds: float, fn: Callable[[], Outcome]) -> Outcome | None:
         signal.signal(signal.SIGALRM, previous)
 
 
-#: Time budget of one move in random play (a normal move takes well under a millisecond).
-MOVE_BUDGET_S = 0.5
+#: Time budget of one move in random play. Finite moves take well under 0.1 s; only
+#: never-ending moves run longer (their loop can take minutes to detect), and those are
+#: left out whether or not the budget runs out, so the budget keeps play deterministic.
+MOVE_BUDGET_S = 5.0
 
 
 def quick_options(position: Position, rules: RuleSet) -> list[tuple[Move, Outcome]]:
