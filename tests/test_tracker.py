@@ -275,3 +275,17 @@ def test_blitz_flags_a_late_start_and_an_overtime_move() -> None:
 def test_classical_mode_times_nothing() -> None:
     tracker = Tracker(SEED, initial=START, config=TrackerConfig(move_limit_s=1.0))
     assert tracker.update(Observation(0, 500.0, HAND)) == []
+
+
+def test_a_move_missed_before_a_pause_is_committed_and_the_pause_is_in_progress() -> None:
+    first = apply_move(START, "d1", SEED).position
+    states = sowing_states(first, "f4", SEED)
+    middle = len(states) // 2
+    # the camera never saw d1 settle: the next stable view is f4 paused part-way
+    frames = [ScriptFrame(START.board, "stable", 0)] * 3 + [ScriptFrame(None, HAND, 0)] * 2
+    frames += [ScriptFrame(states[middle].board, "stable", 1)] * 3
+    tracker = Tracker(SEED, initial=START)
+    events = run(tracker, observations(frames))
+    assert [e.kind for e in events] == ["ply", "in_progress"]
+    assert events[0].data["move"] == "d1" and events[1].data["moves"][0] == "f4"
+    assert tracker.position == first

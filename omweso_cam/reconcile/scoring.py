@@ -48,6 +48,7 @@ KIND_UNCHANGED = "unchanged"
 KIND_SUCCESSOR = "successor"
 KIND_IN_PROGRESS = "in_progress"
 KIND_DEPTH2 = "depth2"
+KIND_DEPTH2_IN_PROGRESS = "depth2_in_progress"
 
 
 class ReconcileError(ValueError):
@@ -109,6 +110,12 @@ class Candidate:
     moves: tuple[str, ...] = ()  # every move (or "m1 m2" pair for depth 2) leading to this board
     progress: tuple[Progress, ...] = ()
     plies: tuple[tuple[Move, Outcome], ...] = ()  # the canonical path (successor / depth2)
+    prior_nats: float = 0.0  # prior cost included in ``score`` (rarer kinds of explanation)
+
+    @property
+    def fit(self) -> float:
+        """Log-likelihood of the board alone (``score`` without the prior)."""
+        return self.score + self.prior_nats
 
     @property
     def move(self) -> str | None:
@@ -134,8 +141,11 @@ class Reconciliation:
 
     @property
     def plies(self) -> tuple[tuple[Move, Outcome], ...]:
-        """The plies to commit for an accepted reading (one, or two for depth 2)."""
-        return self.best.plies if self.status == ACCEPTED and self.best is not None else ()
+        """The plies to commit: one or two for an accepted reading; for a part-way board one
+        move after a missed reading, the completed move before it."""
+        if self.status in (ACCEPTED, IN_PROGRESS) and self.best is not None:
+            return self.best.plies
+        return ()
 
     @property
     def observed_total(self) -> int | None:
@@ -218,15 +228,15 @@ def reconcile(
     candidates = all_candidates
     if hint:
         allowed = _hinted(all_candidates, hint)
-        if allowed and free_score - allowed[0].score <= config.illegal_min_excess_nats:
+        if allowed and free_score - allowed[0].fit <= config.illegal_min_excess_nats:
             candidates = allowed
     best = candidates[0]
-    if free_score - best.score > config.illegal_min_excess_nats and config.search_depth2:
-        deeper = _depth2_candidates(traces, ll, cache or _DEFAULT_CACHE, rules, config.depth2_prior_nats)
+    if free_score - best.fit > config.illegal_min_excess_nats and config.search_depth2:
+        deeper = _depth2_candidates(traces, ll, cache or _DEFAULT_CACHE, rules, config)
         if deeper and deeper[0].score > best.score:
             candidates = tuple(sorted((*candidates, *deeper), key=lambda c: -c.score))
             best = candidates[0]
-    excess = free_score - best.score
+    excess = free_score - best.fit  # priors rank legal explanations; the misfit decides "illegal"
     # A completed sowing (legal or not) leaves 64 seeds; a part-way one leaves 64 minus the hand.
     balanced = sum(observed) in (64, sum(best.board))
     limit = config.illegal_min_excess_nats if balanced else config.illegal_min_excess_unbalanced_nats
@@ -246,18 +256,20 @@ def reconcile(
         return replace(common, differs=differs, where=where, where_step=where_step, closest=closest)
     if margin < config.ambiguous_margin_nats:
         close = [c for c in candidates if best.score - c.score < config.ambiguous_margin_nats]
-        if not all(c.kind == KIND_IN_PROGRESS for c in close):
+        part_way = (KIND_IN_PROGRESS, KIND_DEPTH2_IN_PROGRESS)
+        if not all(c.kind in part_way and c.kind == best.kind and c.plies == best.plies for c in close):
             return replace(common, status=AMBIGUOUS, best=best)
         # Part-way boards too close to tell apart (a seed more or less in a heap): still a
         # move in progress, and every move among them is still possible.
         progress = tuple(p for c in close for p in c.progress)
-        best = Candidate(KIND_IN_PROGRESS, best.board, best.score,
-                         tuple(dict.fromkeys(p.move for p in progress)), progress)
+        best = Candidate(best.kind, best.board, best.score, tuple(dict.fromkeys(m for c in close for m in c.moves)),
+                         progress, best.plies, best.prior_nats)
     status = {
         KIND_UNCHANGED: UNCHANGED,
         KIND_SUCCESSOR: ACCEPTED,
         KIND_DEPTH2: ACCEPTED,
         KIND_IN_PROGRESS: IN_PROGRESS,
+        KIND_DEPTH2_IN_PROGRESS: IN_PROGRESS,
     }[best.kind]
     return replace(common, status=status, best=best)
 
@@ -294,7 +306,7 @@ def _depth1_candidates(
             out.append(Candidate(
                 KIND_IN_PROGRESS, board, score_board(ll, board) - config.in_progress_prior_nats,
                 moves=tuple(dict.fromkeys(p.move for p in progress)),
-                progress=tuple(progress),
+                progress=tuple(progress), prior_nats=config.in_progress_prior_nats,
             ))
     out.sort(key=lambda c: -c.score)
     return tuple(out)
@@ -321,37 +333,49 @@ def _hinted(candidates: tuple[Candidate, ...], hint: Sequence[tuple[str, int]]) 
         elif c.kind == KIND_IN_PROGRESS:
             kept = tuple(p for p in c.progress if p.move in reached and p.step >= reached[p.move])
             if kept:
-                out.append(Candidate(c.kind, c.board, c.score, tuple(dict.fromkeys(p.move for p in kept)), kept))
+                out.append(Candidate(c.kind, c.board, c.score, tuple(dict.fromkeys(p.move for p in kept)), kept,
+                                     prior_nats=c.prior_nats))
     return tuple(out)
 
 
 def _depth2_candidates(
     traces: tuple[MoveTrace, ...], ll: Sequence[Sequence[float]], cache: TraceCache, rules: RuleSet,
-    prior_nats: float,
+    config: ReconcileConfig,
 ) -> tuple[Candidate, ...]:
-    """Boards two plies away (a reading was missed), one candidate per distinct board."""
+    """Boards two plies away (a reading was missed), one candidate per distinct board.
+
+    With ``search_in_progress`` also the part-way boards of the second move (a move
+    completed unseen, then the next one paused).
+    """
     boards: dict[tuple[int, ...], Candidate] = {}
     seen_first: set[tuple[int, ...]] = set()
+
+    def add(kind: str, board: tuple[int, ...], cost: float, pair: str, plies: tuple[tuple[Move, Outcome], ...],
+            progress: tuple[Progress, ...] = ()) -> None:
+        known = boards.get(board)
+        if known is None:
+            boards[board] = Candidate(kind, board, score_board(ll, board) - cost, (pair,), progress, plies, cost)
+        elif pair not in known.moves and known.kind == kind:
+            boards[board] = Candidate(kind, board, known.score, (*known.moves, pair), (*known.progress, *progress),
+                                      known.plies, known.prior_nats)
+
     for first in traces:
         outcome = first.outcome
         if outcome.never_ending or outcome.result is not None or outcome.position.board in seen_first:
             continue
         seen_first.add(outcome.position.board)
-        for second in cache.traces(outcome.position, rules, with_states=False):
-            if second.outcome.never_ending:
-                continue
-            board = second.outcome.position.board
+        first_ply = ((first.move, outcome),)
+        for second in cache.traces(outcome.position, rules, with_states=config.search_in_progress):
             pair = f"{first.move} {second.move}"
-            known = boards.get(board)
-            if known is None:
-                boards[board] = Candidate(
-                    KIND_DEPTH2, board, score_board(ll, board) - prior_nats, moves=(pair,),
-                    plies=((first.move, outcome), (second.move, second.outcome)),
-                )
-            else:
-                boards[board] = Candidate(
-                    KIND_DEPTH2, board, known.score, (*known.moves, pair), plies=known.plies
-                )
+            if not second.outcome.never_ending:
+                add(KIND_DEPTH2, second.outcome.position.board, config.depth2_prior_nats, pair,
+                    (*first_ply, (second.move, second.outcome)))
+            last = len(second.states) - 1
+            for step, state in enumerate(second.states):
+                if step == last and not second.outcome.never_ending:
+                    continue
+                add(KIND_DEPTH2_IN_PROGRESS, state.board, config.depth2_prior_nats + config.in_progress_prior_nats,
+                    pair, first_ply, (_progress(second, step),))
     return tuple(sorted(boards.values(), key=lambda c: -c.score))
 
 

@@ -8,6 +8,7 @@ board into an :class:`Observation` with simulated reader noise.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
@@ -38,21 +39,23 @@ class NoiseModel:
 
     def log_likelihoods(self, read: Sequence[int]) -> tuple[tuple[float, ...], ...]:
         """``log P(read | n)`` for n in 0..64, per pit, under this noise model (plus the floor)."""
-        rows = []
-        for m in read:
-            row = []
-            for n in range(65):
-                p = 0.0
-                if n > self.heap_min_seeds and self.heap_max_error > 0:
-                    if abs(m - n) <= self.heap_max_error:
-                        p = 1.0 / (2 * self.heap_max_error + 1)
-                elif m == n:
-                    p = 1.0 - self.off_by_one_rate
-                elif abs(m - n) == 1:
-                    p = self.off_by_one_rate / (1 if n == 0 else 2)
-                row.append(math.log(max(p, self.floor_probability)))
-            rows.append(tuple(row))
-        return tuple(rows)
+        return tuple(_likelihood_row(self, m) for m in read)
+
+
+@functools.lru_cache(maxsize=4096)
+def _likelihood_row(noise: NoiseModel, m: int) -> tuple[float, ...]:
+    row = []
+    for n in range(65):
+        p = 0.0
+        if n > noise.heap_min_seeds and noise.heap_max_error > 0:
+            if abs(m - n) <= noise.heap_max_error:
+                p = 1.0 / (2 * noise.heap_max_error + 1)
+        elif m == n:
+            p = 1.0 - noise.off_by_one_rate
+        elif abs(m - n) == 1:
+            p = noise.off_by_one_rate / (1 if n == 0 else 2)
+        row.append(math.log(max(p, noise.floor_probability)))
+    return tuple(row)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from omweso_cam.observation import HAND, MOVING, Observation
@@ -198,6 +198,7 @@ class Tracker:
         self._pending_since_s = 0.0
         self._first_frame_of_pending = -1
         self._confirm_now = False  # a referee correction is judged without waiting for frames
+        self._memo: tuple[tuple[object, ...], Reconciliation] | None = None
         self._acted_on: tuple[object, ...] | None = None
         self._setup_candidate: Position | None = None
         self._clock_start_s: float | None = None
@@ -353,8 +354,15 @@ class Tracker:
 
     def _update_playing(self, observation: Observation, events: list[TrackerEvent]) -> None:
         assert self.position is not None
-        result = reconcile(self.position, observation, self.rules, config=self.config.reconcile,
-                           cache=self.cache, hint=self._hint() or None)
+        hint = tuple(self._hint())
+        memo_key = (self.position, hint, observation.log_likelihoods)
+        if self._memo is not None and self._memo[0] == memo_key:
+            # A still board read again gives the same answer: skip the search.
+            result = replace(self._memo[1], frame_index=observation.frame_index)
+        else:
+            result = reconcile(self.position, observation, self.rules, config=self.config.reconcile,
+                               cache=self.cache, hint=hint or None)
+            self._memo = (memo_key, result)
         self.last_reconciliation = result
         self.observed = result.observed
         board = result.best.board if result.best is not None else result.observed
@@ -371,6 +379,10 @@ class Tracker:
                 events.append(self._event("in_progress", moves=[], progress=None))
         elif result.status == IN_PROGRESS:
             assert result.best is not None
+            if result.plies:  # a move completed unseen before this one started
+                self._commit(result, events)
+                if self.phase != PLAYING:
+                    return
             if self.phase == ILLEGAL_PHASE:
                 self._clear_alarm(events, by="legal_sowing_resumed")
             self.in_progress = result.best.progress
@@ -388,7 +400,7 @@ class Tracker:
         assert result.best is not None and self.position is not None
         if self.phase == ILLEGAL_PHASE:
             self._clear_alarm(events, by="legal_successor")
-        alternatives = result.best.moves[1:] if len(result.plies) == 1 else ()
+        alternatives = result.best.moves[1:] if result.best.kind == "successor" else ()
         for move, outcome in result.plies:
             self._add_ply(move, outcome, alternatives, events)
             if self.phase != PLAYING:
