@@ -266,6 +266,38 @@ def run_pipeline(folder: Path, truth: dict[str, Any], *, start: bool) -> tuple[d
     return judge(truth, record["plies"], record["events"]), elapsed, record["frames"]
 
 
+def run_reader_only(folder: Path, truth: dict[str, Any]) -> dict[str, Any]:
+    """The real BoardReader on every stable frame, stability taken from the truth."""
+    from omweso_cam.runner import FrameProcessor, RunnerConfig, track_source
+    from omweso_cam.vision.frames import SourceConfig, open_source
+    from omweso_cam.vision.pipeline import BoardReader
+
+    phases = {f["index"]: f["phase"] for f in truth["frames"]}
+
+    class Phased:
+        def update(self, image: Any) -> str:
+            phase = phases.get(self.index, "hand")
+            return HAND if phase in ("hand", "illegal_hand", "restore") else STABLE
+
+        def set_region(self, corners: Any, size: Any) -> None:
+            pass
+
+    stability = Phased()
+    processor = FrameProcessor(BoardReader(), stability, max_reads_per_stable_run=3)  # type: ignore[arg-type]
+    original = processor.process
+
+    def process(frame: Any) -> Any:
+        stability.index = frame.index  # type: ignore[attr-defined]
+        return original(frame)
+
+    processor.process = process  # type: ignore[method-assign]
+    source = open_source(folder, config=SourceConfig(folder_fps=float(truth["fps"])))
+    config = RunnerConfig().for_fps(source.fps)
+    record = track_source(source, RuleSet.preset(truth["rules"]), start=Position.from_notation(truth["initial"]),
+                          processor=processor, config=config)
+    return judge(truth, record["plies"], record["events"])
+
+
 def sequences(fresh: int, seed: int, skip_vision: bool) -> list[tuple[str, Path, dict[str, Any]]]:
     found = []
     root = REPO / "sample_images" / "sequences"
@@ -303,6 +335,10 @@ def rendered(fresh: int, seed: int, skip_vision: bool) -> None:
                      oracle["on_hand"], "-"])
         if skip_vision:
             continue
+        reader = run_reader_only(folder, truth)
+        rows.append([name, "real reader, true stability", truth["frame_count"],
+                     f"{reader['recovered']}/{reader['moves']}", reader["extra"],
+                     f"{reader['flagged_right']}/{reader['illegal']}", reader["false_alarms"], reader["on_hand"], "-"])
         for start in (True, False):
             result, elapsed, frames = run_pipeline(folder, truth, start=start)
             rows.append([name, "full pipeline" + (" (--start)" if start else " (set-up read)"), frames,

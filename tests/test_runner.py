@@ -308,3 +308,36 @@ def test_a_killed_session_loses_no_confirmed_ply_and_resumes(tmp_path: Path) -> 
     for move in moves:
         position = apply_move(position, move, SEED).position
     assert state["position"] == position.notation()
+
+
+def test_game_end_is_recorded_and_the_next_game_starts(tmp_path: Path) -> None:
+    import random
+
+    from omweso_cam.reconcile.simulate import random_game
+
+    rng = random.Random(2)
+    while True:
+        moves = random_game(START, SEED, rng, max_plies=80)
+        position, outcome = START, None
+        for move in moves:
+            outcome = apply_move(position, move, SEED)
+            position = outcome.position
+        if outcome is not None and outcome.result is not None and outcome.result.how != "grand_slam":
+            break
+    script = script_game(START, moves, SEED)
+    script += [ScriptFrame(None, "hand", 0)] * 2 + [ScriptFrame(START.board, "stable", 0)] * 4
+    session = session_for(script, tmp_path / "db.sqlite")
+    match_id = session.new_match(south="Ann", north="Bo")
+    session.confirm_setup(START.notation())
+    session.start()
+    assert session.wait(20)
+    state = session.state()
+    assert state["phase"] == "setup" and state["side_to_move"] == "N"  # alternate: North starts game 2
+    assert state["match"]["game_number"] == 2
+    winner = outcome.result.winner.value  # type: ignore[union-attr]
+    assert state["match"]["points"][winner] == outcome.result.points  # type: ignore[union-attr]
+    games = session.repository.list_games(match_id)
+    assert [g["status"] for g in games] == ["finished", "setup"]
+    assert games[0]["result"]["how"] == outcome.result.how and games[0]["ply_count"] == len(moves)  # type: ignore[union-attr]
+    assert session.repository.get_match(match_id)["points"][winner] == outcome.result.points  # type: ignore[index,union-attr]
+    assert state["setup"]["valid"] is True and state["setup"]["observed"] == [list(r) for r in START.rows()]
