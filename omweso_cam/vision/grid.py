@@ -36,6 +36,7 @@ class GridConfig:
     ransac_threshold_of_pitch: float = 0.12
     min_radius_of_pitch: float = 0.3  # of the smaller of the two pit pitches
     max_radius_of_pitch: float = 0.5
+    score_blur_px: float = 1.0  # smoothing of the 128-px-wide check image (wood grain is not a pit)
     rim_score_keep: float = 0.85  # radii whose rim score is this close to the best are rim candidates
 
 
@@ -126,7 +127,7 @@ def surface_difference(rectified_bgr: np.ndarray) -> np.ndarray:
     return np.asarray(np.sqrt(0.25 * diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2))
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=32)
 def _templates(w: int, h: int, margins_x: tuple[float, ...], margins_y: tuple[float, ...],
                radius_of_pitch: float) -> tuple[np.ndarray, np.ndarray, list[tuple[float, float]]]:
     """Inside-pit and between-pit masks (rows: one margin pair each), flattened."""
@@ -161,8 +162,7 @@ def _best_lattice(diff: np.ndarray, config: GridConfig) -> tuple[float, float, f
     mean_in = inside @ d / n_in
     mean_out = between @ d / n_out
     var_out = between @ (d * d) / n_out - mean_out**2
-    var_in = inside @ (d * d) / n_in - mean_in**2
-    spread = np.sqrt(np.maximum(0.5 * (var_out + var_in), 1e-6)) + 2.0
+    spread = np.sqrt(np.maximum(var_out, 1e-6)) + 2.0  # seeds make pits vary; the bare wood must not
     scores = (mean_in - mean_out) / spread
     best = int(np.argmax(scores))
     return float(scores[best]), pairs[best][0], pairs[best][1]
@@ -174,12 +174,17 @@ def lattice_score(image_bgr: np.ndarray, corners_px: np.ndarray, *, config: Grid
     Contrast of pits against the between-pit surface in units of its spread;
     a board scores well above 1, a table or a wrong orientation well below.
     """
-    size = (128, 64)
+    from omweso_cam.vision.rectify import board_aspect
+
+    h, w = image_bgr.shape[:2]
+    aspect = board_aspect(np.asarray(corners_px, np.float64), (w, h)) or 2.0
+    size = (128, int(np.clip(round(128 / aspect / 4) * 4, 36, 92)))  # few distinct sizes: templates are cached
     target = np.array([[0, 0], [size[0], 0], [size[0], size[1]], [0, size[1]]], np.float32)
     board_from_image = cv2.getPerspectiveTransform(np.asarray(corners_px, np.float32), target)
     small = cv2.warpPerspective(image_bgr, board_from_image, size, flags=cv2.INTER_AREA,
                                 borderMode=cv2.BORDER_REPLICATE)
-    score, _, _ = _best_lattice(surface_difference(small), config)
+    diff = cv2.GaussianBlur(surface_difference(small), (0, 0), config.score_blur_px)
+    score, _, _ = _best_lattice(diff, config)
     return score
 
 
@@ -193,8 +198,9 @@ def fit_grid(rectified_bgr: np.ndarray, *, config: GridConfig = GridConfig()) ->
     h, w = rectified_bgr.shape[:2]
     diff = surface_difference(rectified_bgr)
     # Coarse: margins on a small copy.
-    sw, sh = 128, 64
-    small = cv2.resize(diff, (sw, sh), interpolation=cv2.INTER_AREA)
+    sw = 128
+    sh = int(np.clip(round(128 * h / w / 4) * 4, 36, 92))
+    small = cv2.GaussianBlur(cv2.resize(diff, (sw, sh), interpolation=cv2.INTER_AREA), (0, 0), config.score_blur_px)
     score, mx, my = _best_lattice(small, config)
     nominal = _lattice(w, h, mx, my)
     pitch = min(w * (1 - 2 * mx) / COLS, h * (1 - 2 * my) / ROWS)

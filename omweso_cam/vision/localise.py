@@ -15,6 +15,7 @@ bottom of the image, unless a calibration says otherwise) at the bottom.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import cv2
@@ -38,12 +39,16 @@ class LocaliseConfig:
     work_max_side_px: int = 640  # the image is downscaled to this before searching
     min_board_area_frac: float = 0.06  # of the image area
     max_board_area_frac: float = 0.995
-    min_lattice_score: float = 1.2  # pit-pattern contrast (see grid.lattice_score) to accept a quad
+    min_lattice_score: float = 1.6  # pit-pattern contrast (see grid.lattice_score) to accept a segmented quad
     colour_clusters: tuple[int, ...] = (2, 3, 4)  # k of the k-means colour segmentations tried
     kmeans_side_px: int = 160  # segmentation runs on an image this wide
     refine_search_frac: float = 0.025  # of the board diagonal, each side of a rough edge
     refine_iterations: int = 2
     max_refined_candidates: int = 6
+    min_pit_radius_frac: float = 0.012  # pit radius range searched, of the image's longer side
+    max_pit_radius_frac: float = 0.06
+    hough_edge_threshold: float = 120.0  # Canny high threshold of the circle finder
+    hough_min_roundness: float = 0.6  # HOUGH_GRADIENT_ALT circle "perfectness" (0..1)
     candidate_score_ratio: float = 0.6  # refine candidates scoring at least this share of the best
 
 
@@ -234,8 +239,12 @@ def _candidate_masks(small: np.ndarray, config: LocaliseConfig) -> list[np.ndarr
         cv2.setRNGSeed(k)  # deterministic k-means
         _, labels, _ = cv2.kmeans(lab, k, None, criteria, 2, cv2.KMEANS_PP_CENTERS)  # type: ignore[call-overload]
         labels = labels.reshape(tiny.shape[:2])
-        for cluster in range(k):
-            mask = (labels == cluster).astype(np.uint8) * 255
+        # Single clusters, and pairs of them: lit and shadowed wood fall into different clusters.
+        groups: list[tuple[int, ...]] = [(c,) for c in range(k)]
+        if k > 2:
+            groups += list(itertools.combinations(range(k), 2))
+        for group in groups:
+            mask = np.isin(labels, group).astype(np.uint8) * 255
             mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, kernel)
             mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, kernel)
             masks.append(cv2.resize(mask, (w, h), interpolation=cv2.INTER_NEAREST))
@@ -274,6 +283,13 @@ def find_board(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig
     for mask in _candidate_masks(small, config):
         for quad in _quads_from_mask(mask, config.min_board_area_frac * area, config.max_board_area_frac * area):
             candidates.setdefault(_quad_key(quad, 0.02 * max(h, w)), quad)
+    # The 4x8 lattice of round pits is the strongest evidence there is: when it is found,
+    # the board is where it says (edges refine it). Otherwise fall back to segmented regions.
+    by_pits = find_board_by_pits(small, config=config)
+    if by_pits is not None:
+        score, ordered = best_orientation(small, by_pits)
+        corners = refine_corners(image_bgr, ordered / scale, config=config)
+        return BoardLocation(corners, "auto", float(score), {"found_by": "pit lattice"})
     scored = []
     for quad in candidates.values():
         score, ordered = best_orientation(small, quad)
@@ -382,3 +398,179 @@ def _intersect(l1: tuple[np.ndarray, np.ndarray], l2: tuple[np.ndarray, np.ndarr
         return None
     t = ((q[0] - p[0]) * s[1] - (q[1] - p[1]) * s[0]) / cross
     return np.asarray(p + t * r)
+
+
+# --------------------------------------------------------------------------- pit lattice
+
+
+def _blobs(gray: np.ndarray, radii_px: np.ndarray, min_response: float) -> np.ndarray:
+    """Blobs (x, y, r, response) of either polarity: scale-normalised Laplacian-of-Gaussian peaks."""
+    found = []
+    g = gray.astype(np.float32)
+    for r in radii_px:
+        sigma = r / np.sqrt(2.0)
+        response = np.abs(cv2.Laplacian(cv2.GaussianBlur(g, (0, 0), sigma), cv2.CV_32F, ksize=3)) * sigma**2
+        k = max(3, int(r) | 1)
+        peaks = (response >= cv2.dilate(response, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))))
+        peaks &= response > min_response
+        ys, xs = np.nonzero(peaks)
+        found += [(float(x), float(y), float(r), float(response[y, x])) for x, y in zip(xs, ys, strict=True)]
+    if not found:
+        return np.zeros((0, 4))
+    blobs = np.array(sorted(found, key=lambda b: -b[3]))
+    kept: list[np.ndarray] = []
+    for b in blobs[:2000]:
+        if all((b[0] - k[0]) ** 2 + (b[1] - k[1]) ** 2 > (0.8 * max(b[2], k[2])) ** 2 for k in kept):
+            kept.append(b)
+        if len(kept) >= 300:
+            break
+    return np.array(kept)
+
+
+def _circles(gray: np.ndarray, config: LocaliseConfig) -> np.ndarray:
+    """Round pit openings (x, y, r, rank score): Hough circles on the rims."""
+    side = max(gray.shape[:2])
+    circles = cv2.HoughCircles(cv2.GaussianBlur(gray, (5, 5), 0), cv2.HOUGH_GRADIENT_ALT, dp=1.5,
+                               minDist=max(4.0, side * config.min_pit_radius_frac * 1.5),
+                               param1=config.hough_edge_threshold, param2=config.hough_min_roundness,
+                               minRadius=round(side * config.min_pit_radius_frac),
+                               maxRadius=round(side * config.max_pit_radius_frac))
+    if circles is None:
+        return np.zeros((0, 4))
+    c = circles.reshape(-1, 3).astype(np.float64)
+    return np.hstack([c, (len(c) - np.arange(len(c)))[:, None].astype(np.float64)])
+
+
+def _lattice_from_blobs(blobs: np.ndarray) -> tuple[np.ndarray, bool] | None:
+    """Homography lattice (col, row) -> image of the 4x8 pits among blobs, and whether columns run along u.
+
+    Returns (H, eight_along_first_axis) or None.
+    """
+    if len(blobs) < 16:
+        return None
+    best: tuple[int, np.ndarray, bool] | None = None
+    # Pits share one size: try the most populated radius bands.
+    bands = np.round(np.log(blobs[:, 2]) / np.log(1.15))
+    values, counts = np.unique(bands, return_counts=True)
+    for band in values[np.argsort(-counts)][:5]:
+        r = float(1.15**band)
+        group = blobs[(blobs[:, 2] >= r * 0.75) & (blobs[:, 2] <= r * 1.35)][:120]
+        if len(group) < 16:
+            continue
+        pts = group[:, :2]
+        d = np.linalg.norm(pts[:, None] - pts[None], axis=2)
+        np.fill_diagonal(d, np.inf)
+        nn = np.argsort(d, axis=1)[:, :4]
+        vecs = (pts[nn] - pts[:, None]).reshape(-1, 2)
+        lens = np.linalg.norm(vecs, axis=1)
+        ok = (lens > 1.6 * r) & (lens < 6 * r)
+        vecs, lens = vecs[ok], lens[ok]
+        if len(vecs) < 16:
+            continue
+        angles = np.mod(np.arctan2(vecs[:, 1], vecs[:, 0]), np.pi)
+        hist, edges = np.histogram(angles, bins=36, range=(0, np.pi))
+        a1 = int(np.argmax(hist))
+        mask = np.ones(36, bool)
+        for off in range(-6, 7):
+            mask[(a1 + off) % 36] = False
+        a2 = int(np.argmax(np.where(mask, hist, -1)))
+        axes = []
+        for a in (a1, a2):
+            centre = (edges[a] + edges[a + 1]) / 2
+            sel = np.abs(np.angle(np.exp(1j * (angles - centre) * 2))) / 2 < np.pi / 36 * 1.5
+            if sel.sum() < 4:
+                break
+            direction = np.array([np.cos(centre), np.sin(centre)])
+            axes.append(direction * float(np.median(lens[sel])))
+        if len(axes) < 2:
+            continue
+        coords = _assign_lattice(pts, axes[0], axes[1])
+        if coords is None:
+            continue
+        ids = np.array(sorted(coords))
+        cs = np.array([coords[i] for i in ids])
+        for along_first in (True, False):
+            span = (8, 4) if along_first else (4, 8)
+            best_window = None
+            for i0 in range(cs[:, 0].min(), cs[:, 0].max() - span[0] + 2):
+                for j0 in range(cs[:, 1].min(), cs[:, 1].max() - span[1] + 2):
+                    inside = ((cs[:, 0] >= i0) & (cs[:, 0] < i0 + span[0]) & (cs[:, 1] >= j0)
+                              & (cs[:, 1] < j0 + span[1]))
+                    if best_window is None or inside.sum() > best_window[0]:
+                        best_window = (int(inside.sum()), i0, j0, inside)
+            if best_window is None or best_window[0] < 14:
+                continue
+            n, i0, j0, inside = best_window
+            src = (cs[inside] - [i0, j0]).astype(np.float32)
+            if not along_first:
+                src = src[:, ::-1].copy()  # (col along 8, row along 4)
+            h, _ = cv2.findHomography(src, pts[ids[inside]].astype(np.float32), cv2.RANSAC, 0.3 * r)
+            if h is not None and (best is None or n > best[0]):
+                best = (n, h, along_first)
+    if best is None:
+        return None
+    return best[1], best[2]
+
+
+def _assign_lattice(pts: np.ndarray, u: np.ndarray, v: np.ndarray) -> dict[int, tuple[int, int]] | None:
+    """Integer lattice coordinates of points reachable from the most central one by steps of about u, v."""
+    start = int(np.argmin(np.linalg.norm(pts - pts.mean(axis=0), axis=1)))
+    coords = {start: (0, 0)}
+    step = {start: (u, v)}
+    queue = [start]
+    tol = 0.3 * min(np.linalg.norm(u), np.linalg.norm(v))
+    while queue:
+        i = queue.pop()
+        ui, vi = step[i]
+        for di, dj, vec in ((1, 0, ui), (-1, 0, -ui), (0, 1, vi), (0, -1, -vi)):
+            target = pts[i] + vec
+            dist = np.linalg.norm(pts - target, axis=1)
+            j = int(np.argmin(dist))
+            if dist[j] > tol or j in coords:
+                continue
+            coords[j] = (coords[i][0] + di, coords[i][1] + dj)
+            # Follow perspective: the next step along this axis is the one just measured.
+            measured = pts[j] - pts[i]
+            step[j] = (measured * np.sign(di) if di else ui, measured * np.sign(dj) if dj else vi)
+            queue.append(j)
+    return coords if len(coords) >= 14 else None
+
+
+def find_board_by_pits(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig()) -> np.ndarray | None:
+    """Rough board corners (TL,TR,BR,BL-ish, clockwise, working-image px) from the 4x8 pattern of pits."""
+    small, scale = _downscale(image_bgr, config.work_max_side_px)
+    gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    blobs = _circles(gray, config)
+    found = _lattice_from_blobs(blobs)
+    if found is None:
+        return None
+    lattice_to_image, _ = found
+    gx, gy = _gradients(gray)
+    h, w = gray.shape
+    # Each side: the strongest straight edge between the pit cells' outline and a pitch beyond it.
+    offsets = np.linspace(0.0, 1.3, 40)
+    sides = []
+    for (a, b), outward in ((((-0.5, -0.5), (7.5, -0.5)), (0, -1)), (((7.5, -0.5), (7.5, 3.5)), (1, 0)),
+                            (((7.5, 3.5), (-0.5, 3.5)), (0, 1)), (((-0.5, 3.5), (-0.5, -0.5)), (-1, 0))):
+        ts = np.linspace(0.1, 0.9, 30)
+        strengths = []
+        for off in offsets:
+            pa = np.array(a) + off * np.array(outward)
+            pb = np.array(b) + off * np.array(outward)
+            lat = pa[None] + ts[:, None] * (pb - pa)[None]
+            img_pts = cv2.perspectiveTransform(lat.reshape(-1, 1, 2).astype(np.float64), lattice_to_image).reshape(-1, 2)
+            normal_lat = lat + 0.05 * np.array(outward)
+            img_n = cv2.perspectiveTransform(normal_lat.reshape(-1, 1, 2).astype(np.float64), lattice_to_image).reshape(-1, 2)
+            nvec = img_n - img_pts
+            nvec /= np.linalg.norm(nvec, axis=1, keepdims=True) + 1e-9
+            xs = np.clip(np.rint(img_pts[:, 0]).astype(int), 0, w - 1)
+            ys = np.clip(np.rint(img_pts[:, 1]).astype(int), 0, h - 1)
+            inside = (img_pts[:, 0] >= 0) & (img_pts[:, 0] < w) & (img_pts[:, 1] >= 0) & (img_pts[:, 1] < h)
+            g = np.abs(gx[ys, xs] * nvec[:, 0] + gy[ys, xs] * nvec[:, 1]) * inside
+            strengths.append(float(np.median(g)))
+        sides.append(float(offsets[int(np.argmax(strengths))]))
+    top, right, bottom, left = sides
+    corners_lat = np.array([[-0.5 - left, -0.5 - top], [7.5 + right, -0.5 - top], [7.5 + right, 3.5 + bottom],
+                            [-0.5 - left, 3.5 + bottom]], np.float64)
+    corners = cv2.perspectiveTransform(corners_lat.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
+    return np.asarray(clockwise(corners / scale))
