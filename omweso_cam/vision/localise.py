@@ -16,7 +16,7 @@ bottom of the image, unless a calibration says otherwise) at the bottom.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -47,6 +47,7 @@ class LocaliseConfig:
     max_refined_candidates: int = 6
     min_pit_radius_frac: float = 0.012  # pit radius range searched, of the image's longer side
     max_pit_radius_frac: float = 0.06
+    edge_keep_ratio: float = 0.6  # board edge: innermost edge at least this strong relative to the strongest
     hough_edge_threshold: float = 120.0  # Canny high threshold of the circle finder
     hough_min_roundness: float = 0.6  # HOUGH_GRADIENT_ALT circle "perfectness" (0..1)
     candidate_score_ratio: float = 0.6  # refine candidates scoring at least this share of the best
@@ -244,10 +245,10 @@ def _candidate_masks(small: np.ndarray, config: LocaliseConfig) -> list[np.ndarr
         if k > 2:
             groups += list(itertools.combinations(range(k), 2))
         for group in groups:
-            mask = np.isin(labels, group).astype(np.uint8) * 255
-            mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, kernel)
-            mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, kernel)
-            masks.append(cv2.resize(mask, (w, h), interpolation=cv2.INTER_NEAREST))
+            raw = np.isin(labels, group).astype(np.uint8) * 255
+            opened = cv2.morphologyEx(raw, cv2.MORPH_OPEN, kernel)
+            closed = cv2.morphologyEx(opened, cv2.MORPH_CLOSE, kernel)
+            masks.append(cv2.resize(closed, (w, h), interpolation=cv2.INTER_NEAREST))
     # Edges, closed into regions: boards whose colour is close to the table's.
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
     edges = cv2.Canny(cv2.GaussianBlur(gray, (5, 5), 0), 30, 90)
@@ -288,7 +289,9 @@ def find_board(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig
     by_pits = find_board_by_pits(small, config=config)
     if by_pits is not None:
         score, ordered = best_orientation(small, by_pits)
-        corners = refine_corners(image_bgr, ordered / scale, config=config)
+        # Only a short search: the lattice already put each side on the innermost edge.
+        fine = replace(config, refine_search_frac=config.refine_search_frac / 3)
+        corners = refine_corners(image_bgr, ordered / scale, config=fine)
         return BoardLocation(corners, "auto", float(score), {"found_by": "pit lattice"})
     scored = []
     for quad in candidates.values():
@@ -568,7 +571,12 @@ def find_board_by_pits(image_bgr: np.ndarray, *, config: LocaliseConfig = Locali
             inside = (img_pts[:, 0] >= 0) & (img_pts[:, 0] < w) & (img_pts[:, 1] >= 0) & (img_pts[:, 1] < h)
             g = np.abs(gx[ys, xs] * nvec[:, 0] + gy[ys, xs] * nvec[:, 1]) * inside
             strengths.append(float(np.median(g)))
-        sides.append(float(offsets[int(np.argmax(strengths))]))
+        # The top face's edge is the innermost strong edge; further out lie the board's side
+        # face and its shadow on the table, often with more contrast.
+        st = np.asarray(strengths)
+        strong = np.nonzero((st >= config.edge_keep_ratio * st.max())
+                            & (st >= np.roll(st, 1)) & (st >= np.roll(st, -1)))[0]
+        sides.append(float(offsets[int(strong[0]) if len(strong) else int(np.argmax(st))]))
     top, right, bottom, left = sides
     corners_lat = np.array([[-0.5 - left, -0.5 - top], [7.5 + right, -0.5 - top], [7.5 + right, 3.5 + bottom],
                             [-0.5 - left, 3.5 + bottom]], np.float64)
