@@ -70,8 +70,11 @@ function renderScore(state) {
 
 function renderBoard(state) {
   const marks = progressMarks(state.in_progress);
-  drawBoard(document.getElementById("board"), state.board, { marks, toMove: state.side_to_move });
-  setText("turn", state.side_to_move ? `${sideName(state, state.side_to_move)} (${state.side_to_move}) to move` : "");
+  // Before the set-up is confirmed there is no position: show what the camera reads instead.
+  const reading = state.board ? null : (state.setup && state.setup.observed) || state.observed;
+  drawBoard(document.getElementById("board"), state.board || reading, { marks, toMove: state.side_to_move });
+  const turn = state.side_to_move ? `${sideName(state, state.side_to_move)} (${state.side_to_move}) to move` : "";
+  setText("turn", reading ? `camera reading, not confirmed · ${turn}` : turn);
   const panel = document.getElementById("in-progress");
   panel.hidden = !state.in_progress;
   panel.textContent = describeProgress(state);
