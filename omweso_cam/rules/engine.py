@@ -22,6 +22,7 @@ listing every number of turns round the loop would make the list infinite.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from omweso_cam.rules.notation import (
@@ -35,7 +36,7 @@ from omweso_cam.rules.notation import (
     owner,
     square_name,
 )
-from omweso_cam.rules.ruleset import NEVER_ENDING, RuleSet
+from omweso_cam.rules.ruleset import NEVER_ENDING, TOO_LONG, RuleSet
 
 INITIAL = "initial"
 RELAY = "relay"
@@ -162,6 +163,7 @@ class _Context:
 
     __slots__ = (
         "captures_allowed",
+        "max_laps",
         "cw_kinds",
         "face_inner",
         "face_outer",
@@ -188,6 +190,7 @@ class _Context:
         self.reverse = rules.reverse_pits if self.captures_allowed else frozenset()
         self.cw_kinds = _CW_KINDS[rules.reverse_scope]
         self.record = record
+        self.max_laps = sys.maxsize if rules.max_move_laps is None else rules.max_move_laps
 
     def cw_captures(self, b: list[int], origin: int, hand: int) -> bool:
         """Whether a clockwise lap of ``hand`` seeds from ``origin`` would capture directly."""
@@ -209,7 +212,7 @@ class _Context:
 class _Path:
     """Mutable state of one sowing path; copied at each branch of the search."""
 
-    __slots__ = ("board", "choices", "consumed", "landings", "laps", "seen", "start", "states")
+    __slots__ = ("anchor", "board", "choices", "consumed", "landings", "laps", "start", "states")
 
     def __init__(self, board: list[int], start: int) -> None:
         self.board = board
@@ -218,7 +221,8 @@ class _Path:
         self.consumed = 1
         self.laps: list[tuple[str, int, int, int, int, str, int]] = []
         self.states: list[tuple[tuple[int, ...], int, int, int, str]] = []
-        self.seen: set[tuple[object, ...]] = set()
+        # First lap-start state of the current deterministic stretch (see _walk), or None.
+        self.anchor: tuple[list[int], int, int, int] | None = None
         self.landings: list[int] = []  # circuit pits where captures landed, in order
 
     def copy(self) -> _Path:
@@ -227,7 +231,7 @@ class _Path:
         other.consumed = self.consumed
         other.laps = self.laps[:]
         other.states = self.states[:]
-        other.seen = set(self.seen)
+        other.anchor = self.anchor  # never mutated, safe to share
         other.landings = self.landings[:]
         return other
 
@@ -255,16 +259,21 @@ def _walk(
     face_outer = ctx.face_outer
     face_inner = ctx.face_inner
     record = ctx.record
+    max_laps = ctx.max_laps
     states = path.states
     laps = path.laps
     while True:
+        lap_index = len(laps)
         if kind in (INITIAL, RELAY):
-            key = (tuple(b), origin, hand, direction, path.consumed)
-            if key in path.seen:
+            anchor = path.anchor
+            if anchor is None:
+                path.anchor = (b[:], origin, hand, direction)
+            elif origin == anchor[1] and hand == anchor[2] and direction == anchor[3] and b == anchor[0]:
                 _finish(ctx, path, out, never_ending=True, given=given)
                 return
-            path.seen.add(key)
-        lap_index = len(laps)
+        if lap_index >= max_laps:
+            _finish(ctx, path, out, never_ending=True, given=given, too_long=True)
+            return
         c = origin
         if record:
             in_hand = hand
@@ -288,6 +297,7 @@ def _walk(
             captured = b[outer] + b[inner]
             laps.append((kind, origin, direction, hand, c, THEN_CAPTURE, captured))
             path.landings.append(c)
+            path.anchor = None  # the opponent lost seeds: no earlier state can come back
             b[outer] = 0
             if record:
                 states.append((tuple(b), captured - b[inner], lap_index, outer, LIFT))
@@ -317,10 +327,17 @@ def _walk(
                 if used < len(given):
                     direction = _STEP_OF[given[used]]
                     path.consumed = used + 1
+                    path.anchor = None  # a choice used up: a new deterministic stretch
 
 
 def _finish(
-    ctx: _Context, path: _Path, out: list[_Found], *, never_ending: bool, given: tuple[str, ...] | None
+    ctx: _Context,
+    path: _Path,
+    out: list[_Found],
+    *,
+    never_ending: bool,
+    given: tuple[str, ...] | None,
+    too_long: bool = False,
 ) -> None:
     """Turn a finished path into (move, outcome, states, unused choices) and append it."""
     position = ctx.position
@@ -339,7 +356,7 @@ def _finish(
     )
     unused = 0 if given is None else max(0, len(given) - path.consumed)
     if never_ending:
-        annulled = GameResult(None, NEVER_ENDING, 0)
+        annulled = GameResult(None, TOO_LONG if too_long else NEVER_ENDING, 0)
         out.append((move, Outcome(position, laps, annulled, True), states, unused))
         return
     side = ctx.side

@@ -11,6 +11,11 @@ from typing import Any
 RESULTS = ("grand_slam", "both_ends", "front_row", "two_captures_first", "opponent_cannot_move")
 #: ``how`` of the result of a game annulled as never-ending (RULES.md §4.8).
 NEVER_ENDING = "never_ending"
+#: ``how`` of a move that runs past ``max_move_laps`` without ending or repeating.
+TOO_LONG = "too_long"
+#: Default ``max_move_laps``: far beyond any move a person can sow within the tournament's
+#: three-minute limit (RULES.md §6), yet it bounds the engine's work per move.
+DEFAULT_MAX_MOVE_LAPS = 100_000
 
 #: Which laps may be sown clockwise from a reverse pit (RULES.md §4.5):
 #:   any_lap            initial, relay and captured-seed laps (the rule book's default);
@@ -58,6 +63,7 @@ class RuleSet:
     match_target: int
     never_ending_policy: str
     next_game_first: str
+    max_move_laps: int | None = DEFAULT_MAX_MOVE_LAPS
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -143,7 +149,7 @@ class RuleSet:
 
     def points_for(self, how: str) -> int:
         """Points scored by a game won by ``how`` (0 for a never-ending, annulled game)."""
-        if how == NEVER_ENDING:
+        if how in (NEVER_ENDING, TOO_LONG):
             return 0
         for name, value in self.points:
             if name == how:
@@ -200,7 +206,7 @@ def _parse_value(rules: RuleSet, key: str, text: str) -> Any:
         if low in ("false", "no", "off", "0"):
             return False
         raise RuleSetError(f"option {key} takes true or false, got {text!r}")
-    if key == "setup_max_per_pit":
+    if key in ("setup_max_per_pit", "max_move_laps"):
         return None if low == "none" else _int(key, low)
     if isinstance(current, int):
         return _int(key, low)
@@ -243,6 +249,10 @@ def _validate(rules: RuleSet) -> None:
     )
     need(isinstance(rules.match_target, int) and rules.match_target >= 1,
          f"match_target must be a number >= 1, got {rules.match_target!r}")
+    need(
+        rules.max_move_laps is None or (isinstance(rules.max_move_laps, int) and rules.max_move_laps >= 1),
+        f"max_move_laps must be none or a number >= 1, got {rules.max_move_laps!r}",
+    )
     need(rules.never_ending_policy in NEVER_ENDING_POLICIES,
          f"never_ending_policy must be one of {', '.join(NEVER_ENDING_POLICIES)}")
     need(rules.next_game_first in NEXT_GAME_FIRST,
