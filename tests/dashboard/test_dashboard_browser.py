@@ -159,6 +159,17 @@ def test_viewer_without_token_cannot_act(page: Any, live_server: str, session: F
     assert status == 403 and session.calls == []
 
 
+def test_live_page_shows_the_camera_reading_before_the_setup_is_confirmed(
+        page: Any, live_server: str, session: FakeSession) -> None:
+    reading = [[4] * 8, [0] * 8, [0] * 8, [3, 5, 4, 4, 4, 4, 4, 4]]
+    session.update(phase="setup", position=None, board=None,
+                   setup={"observed": reading, "valid": True, "problems": []})
+    page.goto(f"{live_server}/", wait_until="domcontentloaded")
+    page.wait_for_selector("#notice:not([hidden])")
+    assert "camera reading, not confirmed" in str(page.text_content("#turn"))
+    assert pit_count(page, "#board", "a1") == "3" and pit_count(page, "#board", "b1") == "5"
+
+
 def test_a_wrong_token_is_dropped_with_a_message(page: Any, live_server: str) -> None:
     page.goto(f"{live_server}/?token=not-the-token", wait_until="domcontentloaded")
     page.wait_for_selector("#toast.error", state="visible")
