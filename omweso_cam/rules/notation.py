@@ -24,6 +24,10 @@ SHORT_FORM_PLY = 2
 SHORT_FORM_CAPTURES = (1, 1)
 
 
+_new = object.__new__
+_set = object.__setattr__
+
+
 class NotationError(ValueError):
     """Text that is not valid position or move notation; the message quotes the text."""
 
@@ -146,6 +150,16 @@ class Position:
         if not isinstance(self.captures, tuple):
             object.__setattr__(self, "captures", tuple(self.captures))
 
+    @classmethod
+    def _trusted(cls, board: tuple[int, ...], side: Side, ply: int, captures: tuple[int, int]) -> Position:
+        """Build without validation: only for the engine, whose moves keep every invariant."""
+        position = _new(cls)
+        _set(position, "board", board)
+        _set(position, "side_to_move", side)
+        _set(position, "ply", ply)
+        _set(position, "captures", captures)
+        return position
+
     # -- text -------------------------------------------------------------------------
     @classmethod
     def from_notation(cls, text: str) -> Position:
@@ -260,6 +274,15 @@ class Move:
         object.__setattr__(self, "choices", choices)
         if self.two_one and choices:
             raise NotationError(f"a two-one sowing from {self.start} takes no direction choices")
+
+    @classmethod
+    def _trusted(cls, start: str, choices: tuple[str, ...], two_one: bool = False) -> Move:
+        """Build without validation: only for the engine (valid square, canonical choices)."""
+        move = _new(cls)
+        _set(move, "start", start)
+        _set(move, "choices", choices)
+        _set(move, "two_one", two_one)
+        return move
 
     @classmethod
     def parse(cls, text: str, position: Position | None = None) -> Move:
