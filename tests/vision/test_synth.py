@@ -79,13 +79,13 @@ def test_truth_carries_the_rules_notation_of_a_position() -> None:
     assert truth.counts == tuple(position.board)
 
 
-@pytest.mark.parametrize("seed, tilt", [(21, 0.0), (22, 18.0), (23, 33.0)])
-def test_pit_centres_are_darker_bowls_than_the_board_between_them(seed: int, tilt: float) -> None:
+@pytest.mark.parametrize("seed, tilt, jitter", [(21, 0.0, 0.0), (22, 18.0, 0.0), (23, 33.0, 0.0), (24, 12.0, 3.0)])
+def test_pit_centres_are_darker_bowls_than_the_board_between_them(seed: int, tilt: float, jitter: float) -> None:
     # Empty pits: the bowl at every truth centre must be darker than the flat board halfway
     # to the next pit. Truth shifted by half a pit pitch would land on the board and fail.
     scene = _scene(
         seed, tilt_deg=tilt, cast_shadow=0.0, light_gradient=0.0, vignetting=0.0, hand=False,
-        light_elevation_deg=60.0, board_gloss=0.0, pit_tint=0.8, distortion_k1=-0.15,
+        light_elevation_deg=60.0, board_gloss=0.0, pit_tint=0.8, distortion_k1=-0.15, pit_jitter_mm=jitter,
         board_fill=0.9,
     )
     image, truth = render_board((0,) * 32, scene=scene, rng=np.random.default_rng(1))
@@ -102,7 +102,8 @@ def test_pit_centres_are_darker_bowls_than_the_board_between_them(seed: int, til
 
 
 def test_pit_centres_follow_the_grid_order() -> None:
-    _, truth = render_board(STANDARD, scene=_scene(8, roll_deg=0.0, tilt_deg=10.0), rng=np.random.default_rng(0))
+    scene = _scene(8, roll_deg=0.0, tilt_deg=10.0, pit_jitter_mm=0.0)
+    _, truth = render_board(STANDARD, scene=scene, rng=np.random.default_rng(0))
     c = np.array(truth.pit_centers_px).reshape(4, 8, 2)
     assert (np.diff(c[:, :, 0], axis=1) > 0).all(), "files a..h run left to right"
     assert (np.diff(c[:, :, 1], axis=0) > 0).all(), "ranks 4..1 run top to bottom"
@@ -173,7 +174,10 @@ def test_truth_json_round_trips(tmp_path: Path) -> None:
 
 
 def test_kept_layout_moves_only_changed_pits() -> None:
-    scene = _scene(71, hand=False, noise_sigma=0.0, jpeg_quality=0, focus_blur_px=0.0, motion_blur_px=0.0)
+    scene = _scene(
+        71, hand=False, noise_sigma=0.0, jpeg_quality=0, focus_blur_px=0.0, motion_blur_px=0.0,
+        seed_palette="empiki_dark", wood_rgb=(220, 190, 150), pit_tint=1.0,
+    )
     renderer = BoardRenderer(scene)
     a, truth = renderer.render(STANDARD, np.random.default_rng(0))
     after = list(STANDARD)
@@ -203,6 +207,7 @@ def test_kept_layout_moves_only_changed_pits() -> None:
         dict(background="lava"),
         dict(hand_from="above"),
         dict(pit_depth_mm=0.0),
+        dict(pit_jitter_mm=-1.0),
     ],
 )
 def test_bad_scenes_are_refused(bad: dict[str, object]) -> None:
@@ -325,3 +330,12 @@ def test_cli_refuses_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "WIDTHxHEIGHT" in capsys.readouterr().err
     assert main(["render", "sequence", "--out", str(tmp_path), "--start", "1,2,3 S"]) == 2
     assert not list(tmp_path.glob("frame_*.jpg"))
+
+
+def test_jittered_pits_leave_the_lattice_in_the_truth() -> None:
+    base = _scene(9, roll_deg=0.0, tilt_deg=0.0, distortion_k1=0.0, distortion_k2=0.0, pit_jitter_mm=0.0)
+    _, straight = render_board(STANDARD, scene=base, rng=np.random.default_rng(0))
+    _, carved = render_board(STANDARD, scene=base.with_(pit_jitter_mm=3.0), rng=np.random.default_rng(0))
+    shift = np.linalg.norm(np.array(carved.pit_centers_px) - np.array(straight.pit_centers_px), axis=1)
+    assert shift.max() > 1.0, "3 mm jitter should move some pit centre by more than a pixel"
+    assert np.allclose(carved.corners_px, straight.corners_px), "the board itself stays put"

@@ -43,6 +43,12 @@ class BoardGeometry:
             row = rank - 1  # 0 = South outer
             gap = scene.centre_gap_mm / 2.0 * (1 if row >= 2 else -1)
             centres[i] = ((file_index - 3.5) * scene.pit_pitch_x_mm, (row - 1.5) * scene.pit_pitch_y_mm + gap)
+        if scene.pit_jitter_mm > 0:
+            # off-lattice pits, never closer to a neighbour than a fifth of the free wood
+            free = min(scene.pit_pitch_x_mm - 2 * rx, scene.pit_pitch_y_mm - 2 * ry)
+            sigma = min(scene.pit_jitter_mm, free / 5.0)
+            shift = np.random.default_rng(scene.texture_seed + 3).normal(0.0, sigma, (32, 2))
+            centres += np.clip(shift, -2.0 * sigma, 2.0 * sigma)
         half_w = 3.5 * scene.pit_pitch_x_mm + rx + scene.margin_x_mm
         half_h = 1.5 * scene.pit_pitch_y_mm + scene.centre_gap_mm / 2.0 + ry + scene.margin_y_mm
         corner = min(scene.corner_radius_mm, 0.9 * min(scene.margin_x_mm + rx, scene.margin_y_mm + ry))

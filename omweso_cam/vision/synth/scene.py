@@ -56,7 +56,7 @@ _SKINS: tuple[RGB, ...] = (
     (85, 58, 42),
     (65, 45, 35),
 )
-_BACKGROUNDS_DEFAULT = ("cloth", "wood", "plain", "pattern")
+_BACKGROUNDS_DEFAULT = ("cloth", "wood", "plain", "pattern", "concrete")
 _BACKGROUNDS_UNSEEN = ("tiles", "grass_mat", "newspaper")
 #: Table kinds and arm directions a Scene may name.
 BACKGROUNDS = (*_BACKGROUNDS_DEFAULT, *_BACKGROUNDS_UNSEEN)
@@ -87,6 +87,7 @@ class Scene:
     board_thickness_mm: float = 35.0
     pit_depth_mm: float = 22.0
     pit_aspect: float = 1.0  # pit width / pit height (1 = round)
+    pit_jitter_mm: float = 0.0  # hand-carved boards: pits off the perfect lattice (std. dev.)
     # wood
     wood_rgb: RGB = (170, 115, 65)
     grain_contrast: float = 0.25
@@ -158,6 +159,8 @@ class Scene:
             raise ValueError(f"unknown background {self.background!r}; expected one of {BACKGROUNDS}")
         if self.hand_from not in HAND_SIDES:
             raise ValueError(f"unknown hand_from {self.hand_from!r}; expected one of {HAND_SIDES}")
+        if self.pit_jitter_mm < 0:
+            raise ValueError(f"pit_jitter_mm must be >= 0, got {self.pit_jitter_mm}")
         if self.pit_depth_mm <= 0 or self.pit_diameter_mm <= 0 or self.seed_length_mm <= 0:
             raise ValueError("pit_depth_mm, pit_diameter_mm and seed_length_mm must be positive")
 
@@ -212,12 +215,16 @@ class Scene:
         background_rgb = _random_rgb(rng)
         if background == "wood":
             background_rgb = _jitter_rgb(woods[int(rng.integers(len(woods)))], rng, 25)
+        elif background == "concrete":
+            grey = int(rng.integers(70, 190))
+            background_rgb = _jitter_rgb((grey, grey - 4, grey - 10), rng, 12)
         hand_from = str(rng.choice(["south", "north", "east", "west"], p=[0.55, 0.3, 0.075, 0.075]))
         fields: dict[str, Any] = dict(
             style=style,
             texture_seed=int(rng.integers(0, 2**31 - 1)),
             pit_diameter_mm=float(pit_d),
             pit_aspect=aspect,
+            pit_jitter_mm=float(u(0.5, 3.0)) if rng.random() < 0.4 else 0.0,
             pit_pitch_x_mm=float(pitch_x),
             pit_pitch_y_mm=float(pitch_y),
             centre_gap_mm=float(u(0.0, 30.0)) if rng.random() < 0.5 else 0.0,

@@ -53,6 +53,8 @@ def render_table(
         tex = textures.pattern(rng, size, px_per_mm=px_per_mm, rgb=scene.background_rgb, rgb2=scene.background_rgb2)
     elif kind == "tiles":
         tex = textures.tiles(rng, size, px_per_mm=px_per_mm, rgb=scene.background_rgb, rgb2=scene.background_rgb2)
+    elif kind == "concrete":
+        tex = textures.concrete(rng, size, px_per_mm=px_per_mm, rgb=scene.background_rgb)
     elif kind == "newspaper":
         tex = textures.newspaper(rng, size, px_per_mm=px_per_mm)
     elif kind == "grass_mat":

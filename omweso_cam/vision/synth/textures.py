@@ -125,6 +125,14 @@ def tiles(rng: np.random.Generator, shape: tuple[int, int], *, px_per_mm: float,
     return np.clip(img, 0.0, 1.0).astype(np.float32)
 
 
+def concrete(rng: np.random.Generator, shape: tuple[int, int], *, px_per_mm: float, rgb: RGB) -> np.ndarray:
+    """A concrete or earth floor: blotches at several scales and fine grit."""
+    shade = 1.0 + 0.10 * smooth_noise(rng, shape, 300 * px_per_mm) + 0.06 * smooth_noise(rng, shape, 40 * px_per_mm)
+    grit = rng.standard_normal(shape, dtype=np.float32) * np.float32(0.05)
+    shade = shade + grit
+    return np.asarray(np.clip(shade[..., None] * rgb01(rgb)[None, None, :], 0.0, 1.0), dtype=np.float32)
+
+
 def newspaper(rng: np.random.Generator, shape: tuple[int, int], *, px_per_mm: float) -> np.ndarray:
     """Newsprint: grey lines of 'text' in columns on off-white paper."""
     h, w = shape
