@@ -104,17 +104,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--steps", type=int, default=3000)
     parser.add_argument("--cache", type=Path, help="also save the feature matrix here (.npz)")
+    parser.add_argument("--features", type=Path, help="use a feature matrix saved with --cache")
     parser.add_argument("--hidden", default="32,16", help="hidden layer sizes")
     parser.add_argument("--decay", type=float, default=1e-3)
     args = parser.parse_args(argv)
-    examples = _examples_from_dir(args.from_dir) if args.from_dir else []
-    if args.render:
-        examples += _examples_rendered(args.render, args.seed)
-    if len(examples) < 8:
-        print("need at least 8 rendered boards", file=sys.stderr)
-        return 2
-    x, y, boards = features_of(examples)
-    np.savez(args.cache, x=x, y=y, boards=boards) if args.cache else None
+    if args.features:
+        cached = np.load(args.features)
+        x, y, boards = cached["x"], cached["y"], cached["boards"]
+    else:
+        examples = _examples_from_dir(args.from_dir) if args.from_dir else []
+        if args.render:
+            examples += _examples_rendered(args.render, args.seed)
+        if len(examples) < 8:
+            print("need at least 8 rendered boards", file=sys.stderr)
+            return 2
+        x, y, boards = features_of(examples)
+        if args.cache:
+            np.savez(args.cache, x=x, y=y, boards=boards)
     held = boards % 4 == 3
     w = fit_weights(x[~held], y[~held], ridge=args.ridge)
     linear = SeedModel(weights=tuple(float(v) for v in w))

@@ -357,12 +357,12 @@ def refine_corners(
     diagonal = float(np.linalg.norm(quad[2] - quad[0]) + np.linalg.norm(quad[3] - quad[1])) / 2
     window = config.refine_search_frac * diagonal
     for _ in range(config.refine_iterations):
-        lines: list[tuple[np.ndarray, np.ndarray] | None] = []
+        lines: list[tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None] = []
         for i in range(4):
             a, b = quad[i], quad[(i + 1) % 4]
             direction = (b - a) / max(np.linalg.norm(b - a), 1e-9)
             normal = np.array([direction[1], -direction[0]])  # points outward for a clockwise quad
-            ts = np.linspace(0.12, 0.88, 48)
+            ts = np.linspace(0.06, 0.94, 64)
             offsets = np.linspace(-window, window, max(9, int(2 * window) + 1))
             pts = a[None, :] + ts[:, None] * (b - a)[None, :]
             samples = pts[:, None, :] + offsets[None, :, None] * normal[None, None, :]
@@ -379,15 +379,20 @@ def refine_corners(
             if good.sum() < 8:
                 lines.append(None)
                 continue
-            edge_pts = samples[np.arange(len(ts)), best][good].astype(np.float32)
-            vx, vy, x0, y0 = cv2.fitLine(edge_pts, cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
-            lines.append((np.array([x0, y0], np.float64), np.array([vx, vy], np.float64)))
+            edge_pts = samples[np.arange(len(ts)), best]
+            # Lens distortion bends long edges: each corner uses the half of the side next to it.
+            halves = []
+            for part in (ts <= 0.5, ts >= 0.5):
+                sel = good & part if (good & part).sum() >= 6 else good
+                vx, vy, x0, y0 = cv2.fitLine(edge_pts[sel].astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
+                halves.append((np.array([x0, y0], np.float64), np.array([vx, vy], np.float64)))
+            lines.append((halves[0], halves[1]))
         new = quad.copy()
         for i in range(4):
-            prev_line, line = lines[(i - 1) % 4], lines[i]
-            if prev_line is None or line is None:
+            prev_side, side = lines[(i - 1) % 4], lines[i]
+            if prev_side is None or side is None:
                 continue
-            point = _intersect(prev_line, line)
+            point = _intersect(prev_side[1], side[0])
             if point is not None and np.linalg.norm(point - quad[i]) < 2 * window:
                 new[i] = point
         quad = new
