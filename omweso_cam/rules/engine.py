@@ -130,7 +130,7 @@ class SowingState(NamedTuple):
     ``board``: 32 counts in image order, seeds in the hand NOT on it (so it sums to
     64 - ``in_hand``). ``lap``: 0-based lap index. ``pit``: the square just sown into
     (``event == "drop"``) or just emptied (``"lift"``: the start pit, a relay pit, or one
-    of the two opponent pits of a capture). A named tuple, like ``Lap``, for speed.
+    of the two opponent pits of a capture, outer pit first). A named tuple, like ``Lap``, for speed.
     """
 
     board: tuple[int, ...]
