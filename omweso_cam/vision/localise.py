@@ -47,7 +47,7 @@ class LocaliseConfig:
     max_refined_candidates: int = 6
     min_pit_radius_frac: float = 0.012  # pit radius range searched, of the image's longer side
     max_pit_radius_frac: float = 0.06
-    edge_keep_ratio: float = 0.6  # board edge: innermost edge at least this strong relative to the strongest
+    edge_keep_ratio: float = 0.8  # board edge: innermost edge at least this strong relative to the strongest
     hough_edge_threshold: float = 120.0  # Canny high threshold of the circle finder
     hough_min_roundness: float = 0.6  # HOUGH_GRADIENT_ALT circle "perfectness" (0..1)
     candidate_score_ratio: float = 0.6  # refine candidates scoring at least this share of the best
@@ -517,7 +517,22 @@ def _lattice_from_blobs(blobs: np.ndarray) -> tuple[np.ndarray, bool] | None:
                 best = (n, h, along_first)
     if best is None:
         return None
-    return best[1], best[2]
+    # Polish: snap every one of the 32 predicted pits to its nearest circle, refit on all of them.
+    h = best[1]
+    lattice = np.array([(c, r) for r in range(4) for c in range(8)], np.float64)
+    for _ in range(2):
+        predicted = cv2.perspectiveTransform(lattice.reshape(-1, 1, 2), h).reshape(-1, 2)
+        pitch = float(np.median(np.linalg.norm(np.diff(predicted.reshape(4, 8, 2), axis=1), axis=2)))
+        dist = np.linalg.norm(predicted[:, None] - blobs[None, :, :2], axis=2)
+        nearest = np.argmin(dist, axis=1)
+        close = dist[np.arange(32), nearest] < 0.3 * pitch
+        if close.sum() < 12:
+            break
+        refit, _ = cv2.findHomography(lattice[close].astype(np.float32), blobs[nearest[close], :2].astype(np.float32), 0)
+        if refit is None:
+            break
+        h = refit
+    return h, best[2]
 
 
 def _assign_lattice(pts: np.ndarray, u: np.ndarray, v: np.ndarray) -> dict[int, tuple[int, int]] | None:
