@@ -53,6 +53,9 @@ THEN_CAPTURE = "capture"
 LIFT = "lift"
 DROP = "drop"
 
+#: Default cap on the states recorded per move by ``sowing_states_all``.
+DEFAULT_MAX_STATES = 5000
+
 #: End pits (RULES.md §1): own inner circuit 8 and 15.
 END_PITS = (8, 15)
 
@@ -174,6 +177,7 @@ class _Context:
         "face_inner",
         "face_outer",
         "max_laps",
+        "max_states",
         "names",
         "own",
         "position",
@@ -185,7 +189,9 @@ class _Context:
         "side",
     )
 
-    def __init__(self, position: Position, rules: RuleSet, record: bool) -> None:
+    def __init__(
+        self, position: Position, rules: RuleSet, record: bool, max_states: int | None = None
+    ) -> None:
         side = position.side_to_move
         self.position = position
         self.rules = rules
@@ -201,6 +207,7 @@ class _Context:
         self.reverse = rules.reverse_pits if self.captures_allowed else frozenset()
         self.cw_kinds = _CW_KINDS[rules.reverse_scope]
         self.record = record
+        self.max_states = sys.maxsize if max_states is None else max_states
         self.max_laps = sys.maxsize if rules.max_move_laps is None else rules.max_move_laps
 
     def cw_captures(self, b: list[int], origin: int, hand: int) -> bool:
@@ -287,6 +294,8 @@ def _walk(
         if lap_index >= max_laps:
             _finish(ctx, path, out, never_ending=True, given=given, too_long=True)
             return
+        if record and len(states) >= ctx.max_states:
+            record = False  # keep memory bounded: cut at a lap boundary (see sowing_states_all)
         c = origin
         if record:
             in_hand = hand
@@ -459,8 +468,10 @@ def _two_one_allowed(ctx: _Context) -> bool:
     return ctx.rules.two_one_opening and ctx.position.captures == (0, 0)
 
 
-def _enumerate(position: Position, rules: RuleSet, record: bool) -> list[_Found]:
-    ctx = _Context(position, rules, record)
+def _enumerate(
+    position: Position, rules: RuleSet, record: bool, max_states: int | None = None
+) -> list[_Found]:
+    ctx = _Context(position, rules, record, max_states)
     out: list[_Found] = []
     board = position.board
     own = ctx.own
@@ -500,10 +511,20 @@ def legal_moves(position: Position, rules: RuleSet) -> list[Move]:
 
 
 def sowing_states_all(
-    position: Position, rules: RuleSet
+    position: Position, rules: RuleSet, *, max_states: int | None = DEFAULT_MAX_STATES
 ) -> list[tuple[Move, Outcome, tuple[SowingState, ...]]]:
-    """``successors`` plus, for each move, its ``sowing_states`` - one search for all moves."""
-    return [(move, outcome, states or ()) for move, outcome, states, _ in _enumerate(position, rules, True)]
+    """``successors`` plus, for each move, its ``sowing_states`` - one search for all moves.
+
+    A move's states stop at the first lap boundary past ``max_states`` (None: never), so
+    that a never-ending or ``too_long`` move (e.g. 25,000 laps, 170,000 states) does not
+    fill the memory; every ordinary move has far fewer (the longest finite move in 1,000
+    random mid-game positions took 145 laps). Compare ``len(states)`` with
+    ``max_states`` or check ``outcome.never_ending`` to spot a cut list.
+    """
+    return [
+        (move, outcome, states or ())
+        for move, outcome, states, _ in _enumerate(position, rules, True, max_states)
+    ]
 
 
 def _run_move(position: Position, move: Move, rules: RuleSet, record: bool) -> _Found:

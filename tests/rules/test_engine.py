@@ -164,3 +164,16 @@ def test_sowing_states_all_matches_each_move() -> None:
         assert [(m, o) for m, o, _ in everything] == successors(position, SEED)
         for move, _, states in everything:
             assert states == sowing_states(position, move, SEED)
+
+
+def test_sowing_states_all_cuts_long_moves_at_a_lap_boundary() -> None:
+    position = Position.from_notation(E13)
+    full = {move: states for move, _, states in sowing_states_all(position, TRADITIONAL, max_states=None)}
+    cut = {move: states for move, _, states in sowing_states_all(position, TRADITIONAL, max_states=20)}
+    endless = Move.parse("a1")
+    assert len(full[endless]) > 60
+    assert 20 <= len(cut[endless]) <= 20 + 4  # one lap of 3 seeds plus its lift past the cap
+    assert cut[endless] == full[endless][: len(cut[endless])]
+    for move, states in cut.items():
+        if len(full[move]) <= 20:
+            assert states == full[move]
