@@ -45,6 +45,7 @@ class LocaliseConfig:
     refine_search_frac: float = 0.025  # of the board diagonal, each side of a rough edge
     refine_iterations: int = 2
     max_refined_candidates: int = 6
+    min_edge_support: float = 25.0  # a segmented quad's sides must sit on edges at least this strong (Sobel units)
     min_pit_radius_frac: float = 0.012  # pit radius range searched, of the image's longer side
     max_pit_radius_frac: float = 0.06
     edge_keep_ratio: float = 0.8  # board edge: innermost edge at least this strong relative to the strongest
@@ -318,6 +319,8 @@ def find_board(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig
         if best is None or support > best[0]:
             best = (support, corners, score)
     assert best is not None
+    if best[0] < config.min_edge_support:
+        return None
     return BoardLocation(best[1], "auto", float(best[2]), {"candidates": len(scored), "edge_support": best[0]})
 
 
@@ -532,6 +535,14 @@ def _lattice_from_blobs(blobs: np.ndarray) -> tuple[np.ndarray, bool] | None:
         if refit is None:
             break
         h = refit
+    # A board's pits stop at its edge; a dotted table cloth's circles go on beyond the 4x8 block.
+    ring = np.array([(c, r) for r in range(-1, 5) for c in range(-1, 9) if r in (-1, 4) or c in (-1, 8)], np.float64)
+    beyond = cv2.perspectiveTransform(ring.reshape(-1, 1, 2), h).reshape(-1, 2)
+    predicted = cv2.perspectiveTransform(lattice.reshape(-1, 1, 2), h).reshape(-1, 2)
+    pitch = float(np.median(np.linalg.norm(np.diff(predicted.reshape(4, 8, 2), axis=1), axis=2)))
+    dist = np.linalg.norm(beyond[:, None] - blobs[None, :, :2], axis=2).min(axis=1)
+    if np.mean(dist < 0.25 * pitch) > 0.3:
+        return None
     return h, best[2]
 
 
