@@ -8,10 +8,20 @@ the precomputed tables of ``notation.CIRCUIT``, so a seed dropped is one list in
 Two modes share one walker: *given* (one move, its choices consumed at each decision
 point) and *enumerate* (depth-first over decision points, every choice list).
 
-Never-ending moves (§4.8) are detected by exact repetition of the state at the start of
-an initial or relay lap, after its direction is chosen: (board, origin, hand, direction,
-choices used). Only such laps can recur: a capture strictly lowers the opponent's seeds,
-which never rise again within a move, so no state before a capture can come back.
+Never-ending moves (§4.8) are detected exactly, by repetition of the state at the start
+of an initial or relay lap after its direction is chosen: (board, origin, hand,
+direction, choices used). Storing every state is not needed. Seed by seed, sowing is
+injective: from a board, the pit being sown and the seeds in hand, the step before is
+unique (a pit just emptied means a lift, otherwise a drop). So within a deterministic
+stretch - no capture (the opponent only loses seeds, so no earlier state can come back
+after one) and no choice used up - the first state to repeat is the stretch's first one,
+the *anchor*; comparing each lap start with the anchor is exact, with O(1) memory.
+Example E13 repeats its initial state after 16 laps; random end-games hold cycles of
+25,000 and 23.7 million laps, hence the ``max_move_laps`` budget of the RuleSet: a move
+still running after that many laps (far beyond what anyone sows within the tournament's
+three minutes) is reported as ``too_long`` and, like a never-ending one, annuls the game
+(or is forbidden). Set ``max_move_laps=None`` for an unbounded search.
+
 In enumerate mode the search stops at the first repeated state on its path: the move
 found there (the path's choices, trailing ccw dropped) is exactly the never-ending move
 ``apply_move`` also reports. A move that goes round such a loop and only later takes a

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from omweso_cam.rules.engine import GameResult
 from omweso_cam.rules.notation import CIRCUIT, Position, Side, square_name
-from omweso_cam.rules.ruleset import NEVER_ENDING, RuleSet
+from omweso_cam.rules.ruleset import NEVER_ENDING, TOO_LONG, RuleSet
 
 SEEDS_PER_SIDE = 32
 
@@ -56,8 +56,8 @@ class Match:
     """A match: the results of its games so far, in order (annulled games included).
 
     ``first_player`` started game 1 (chosen by lot). Who starts each later game follows
-    ``rules.next_game_first``; a game annulled as never-ending is replayed, so the next
-    game is started by the same player as the annulled one.
+    ``rules.next_game_first``; a game annulled (never-ending or too-long move, winner None,
+    0 points) is replayed, so the next game is started by the same player as the annulled one.
     """
 
     rules: RuleSet
@@ -66,7 +66,7 @@ class Match:
 
     def __post_init__(self) -> None:
         for number, result in enumerate(self.results, start=1):
-            if result.how != NEVER_ENDING and result.winner is None:
+            if result.how not in (NEVER_ENDING, TOO_LONG) and result.winner is None:
                 raise MatchError(f"game {number}: result {result.how!r} has no winner")
 
     def points(self) -> tuple[int, int]:

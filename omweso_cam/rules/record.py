@@ -14,7 +14,8 @@ Text form::
     2. c4 {...}
 
 ``Rules``, ``Options``, ``Setup`` and ``Result`` are reserved; other tags are free.
-``Result`` is ``*`` (game not over), ``never_ending`` (annulled) or ``WINNER HOW POINTS``.
+``Result`` is ``*`` (game not over), ``never_ending`` or ``too_long`` (annulled), or
+``WINNER HOW POINTS``.
 A never-ending ply is written ``N. a1 {never_ending}``. Reading a record replays every
 move with the rules engine and checks every stated position and the result.
 """
@@ -29,7 +30,7 @@ from typing import Any
 
 from omweso_cam.rules.engine import GameResult, IllegalMoveError, apply_move
 from omweso_cam.rules.notation import Move, NotationError, Position
-from omweso_cam.rules.ruleset import NEVER_ENDING, RuleSet, RuleSetError
+from omweso_cam.rules.ruleset import RuleSet, RuleSetError
 
 RESERVED_TAGS = ("Rules", "Options", "Setup", "Result")
 _TAG_RE = re.compile(r'\[([A-Za-z][A-Za-z0-9_]*)\s+"((?:[^"\\]|\\.)*)"\]')
@@ -312,7 +313,7 @@ def _result_text(result: GameResult | None) -> str:
     if result is None:
         return "*"
     if result.winner is None:
-        return NEVER_ENDING
+        return result.how  # annulled: never_ending or too_long
     return f"{result.winner.value} {result.how} {result.points}"
 
 
