@@ -9,6 +9,7 @@ rank 4 - i // 8, i.e. the notation ``R4/R3/R2/R1`` read left to right, top to bo
 from __future__ import annotations
 
 import enum
+import operator
 import re
 from dataclasses import dataclass, field
 
@@ -132,8 +133,11 @@ class Position:
 
     def __post_init__(self) -> None:
         board = self.board
-        if not isinstance(board, tuple):
-            board = tuple(board)
+        if not isinstance(board, tuple) or any(type(n) is not int for n in board):
+            try:  # accept any integer type (e.g. numpy counts), never fractions
+                board = tuple(operator.index(n) for n in board)
+            except TypeError:
+                raise PositionError(f"pit counts must be whole numbers, got {board!r}") from None
             object.__setattr__(self, "board", board)
         if len(board) != PITS:
             raise PositionError(f"a board has 32 pits, got {len(board)}")

@@ -152,3 +152,14 @@ def test_move_from_the_wrong_side_with_a_position() -> None:
     assert Move.parse("a4") == Move("a4")  # syntax alone is fine
     with pytest.raises(NotationError, match="a4 is not a pit of South"):
         Move.parse("a4", position)
+
+
+def test_position_accepts_any_integer_type_but_not_fractions() -> None:
+    class Count(int):
+        pass
+
+    position = Position(tuple(Count(n) for n in Position.standard().board), Side.SOUTH, 0, (0, 0))
+    assert position == Position.standard()
+    assert all(type(n) is int for n in position.board)
+    with pytest.raises(PositionError, match="whole numbers"):
+        Position((2.0,) * 32, Side.SOUTH)
