@@ -177,3 +177,37 @@ def test_sowing_states_all_cuts_long_moves_at_a_lap_boundary() -> None:
     for move, states in cut.items():
         if len(full[move]) <= 20:
             assert states == full[move]
+
+
+E06 = "3,3,1,1,3,3,3,3/1,1,2,1,2,2,2,1/2,1,1,1,0,0,1,1/2,0,3,4,4,4,4,4 S"
+E07 = "4,4,4,0,1,4,4,3/2,0,1,1,1,1,1,1/2,2,0,0,0,4,0,2/0,3,3,3,3,3,3,4 S"
+E15 = "3,3,2,3,4,4,4,1/2,1,1,0,1,1,1,1/9,1,1,1,2,2,0,1/2,2,1,2,2,2,2,2 S"
+
+
+@pytest.mark.parametrize(
+    ("scope", "listed", "not_listed"),
+    [
+        # any_lap: every lap from a reverse pit may go clockwise if it captures directly.
+        ("any_lap", ["a1(cw)", "a2(cw,cw)", "f2(ccw,cw)", "a2(ccw,cw)"], []),
+        # wikipedia_literal: first and relay laps only; captured seeds never go clockwise,
+        # whichever way the capturing lap went (E15b; and E06's second cw is gone).
+        # (a2(ccw,cw) stays legal in E15 but means another lap there: the relay from b1.)
+        ("wikipedia_literal", ["a1(cw)", "a2(cw)", "f2(ccw,cw)"], ["a2(cw,cw)"]),
+        ("initial_only", ["a1(cw)", "a2(cw)"], ["a2(cw,cw)", "f2(ccw,cw)", "a2(ccw,cw)"]),
+        ("none", [], ["a1(cw)", "a2(cw)", "a2(cw,cw)", "f2(ccw,cw)", "a2(ccw,cw)"]),
+    ],
+)
+def test_reverse_scope(scope: str, listed: list[str], not_listed: list[str]) -> None:
+    rules = TRADITIONAL.with_options(reverse_scope=scope)
+    where = {"a1(cw)": E05, "a2(cw)": E06, "a2(cw,cw)": E06, "f2(ccw,cw)": E07, "a2(ccw,cw)": E15}
+    for move in listed:
+        assert Move.parse(move) in legal_moves(Position.from_notation(where[move]), rules), move
+    for move in not_listed:
+        position = Position.from_notation(where[move])
+        assert Move.parse(move) not in legal_moves(position, rules), move
+        assert not is_legal(position, move, rules)
+    allowed = {"any_lap": {"initial", "relay", "capture", "capture_after_cw"},
+               "wikipedia_literal": {"initial", "relay"}, "initial_only": {"initial"}, "none": set()}[scope]
+    for text in set(where.values()):
+        for _, outcome in successors(Position.from_notation(text), rules):
+            assert {lap.kind for lap in outcome.laps if lap.direction == "cw"} <= allowed
