@@ -40,6 +40,18 @@ def register(subparsers: Any) -> None:
     play.add_argument("--verbose", "-v", action="store_true", help="print the lap trace on stdout")
     play.set_defaults(func=_play)
 
+    states = sub.add_parser(
+        "states",
+        help="the boards a camera sees during a move (one per lift and seed dropped)",
+        description="Every intermediate board of MOVE in POSITION: event, pit, lap, seeds in "
+        "hand, and the board (seeds in hand not on it), one per line; --json for JSON lines.",
+    )
+    _common(states)
+    states.add_argument("position", help="position notation")
+    states.add_argument("move", help="move notation")
+    states.add_argument("--json", action="store_true", help="one JSON object per state")
+    states.set_defaults(func=_states)
+
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rules", default="seed", help="rules preset: seed (default) or traditional")
@@ -162,4 +174,24 @@ def _play(args: argparse.Namespace) -> int:
         result = outcome.result
         winner = result.winner.value if result.winner else "nobody"
         print(f"result: {winner} wins by {result.how}, {result.points} point(s)", file=trace)
+    return 0
+
+
+def _states(args: argparse.Namespace) -> int:
+    from omweso_cam.rules import Move, Position, sowing_states
+
+    try:
+        rules = _ruleset(args)
+        position = Position.from_notation(args.position)
+        move = Move.parse(args.move, position)
+        states = sowing_states(position, move, rules)
+    except ValueError as exc:
+        return _fail(str(exc))
+    for state in states:
+        board = "/".join(",".join(map(str, state.board[r * 8:(r + 1) * 8])) for r in range(4))
+        if args.json:
+            print(json.dumps({"event": state.event, "pit": state.pit, "lap": state.lap,
+                              "in_hand": state.in_hand, "board": board}))
+        else:
+            print(f"{state.event:<4} {state.pit} lap {state.lap + 1:<3} hand {state.in_hand:<3} {board}")
     return 0

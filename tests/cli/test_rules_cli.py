@@ -75,3 +75,16 @@ def test_errors_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixt
     assert main(argv) == 2
     captured = capsys.readouterr()
     assert message in captured.err and captured.out == ""
+
+
+def test_states(capsys: pytest.CaptureFixture[str]) -> None:
+    e05 = "2,2,1,4,4,4,4,3/2,0,1,1,1,1,1,1/2,2,1,2,2,2,3,3/3,2,0,2,2,2,2,2 S"
+    assert main(["rules", "states", "--rules", "traditional", "--json", e05, "a1(cw)"]) == 0
+    states = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(s["event"], s["pit"], s["in_hand"]) for s in states] == [
+        ("lift", "a1", 3), ("drop", "a2", 2), ("drop", "b2", 1), ("drop", "c2", 0),
+        ("lift", "c4", 1), ("lift", "c3", 2), ("drop", "b1", 1), ("drop", "c1", 0),
+    ]
+    assert states[-1]["board"] == "2,2,0,4,4,4,4,3/2,0,0,1,1,1,1,1/3,3,2,2,2,2,3,3/0,3,1,2,2,2,2,2"
+    assert main(["rules", "states", e05, "c2"]) == 2
+    assert "holds 1 seed" in capsys.readouterr().err
