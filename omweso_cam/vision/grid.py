@@ -10,6 +10,7 @@ quad hold a 4x8 pit pattern?" test the localiser uses to reject false boards.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -88,6 +89,23 @@ def nominal_grid(size_px: tuple[int, int], margin_x_frac: float = 0.04, margin_y
     centers = _lattice(w, h, margin_x_frac, margin_y_frac)
     pitch = min((w * (1 - 2 * margin_x_frac)) / COLS, (h * (1 - 2 * margin_y_frac)) / ROWS)
     return PitGrid(centers, radius_of_pitch * pitch, size_px)
+
+
+def grid_from_points(points_px: np.ndarray, radius_px: float, size_px: tuple[int, int]) -> PitGrid | None:
+    """A PitGrid from 32 pit centres already in rectified pixels, in any order (sorted into image order).
+
+    None unless they really form 4 rows of 8 (each row's points clearly apart from the next row's).
+    """
+    pts = np.asarray(points_px, np.float64)
+    if pts.shape != (PIT_COUNT, 2) or not np.all(np.isfinite(pts)) or not radius_px > 0:
+        return None
+    by_y = pts[np.argsort(pts[:, 1])]
+    rows = [by_y[i * COLS : (i + 1) * COLS] for i in range(ROWS)]
+    for upper, lower in itertools.pairwise(rows):
+        if upper[:, 1].max() >= lower[:, 1].min():
+            return None
+    ordered = np.vstack([row[np.argsort(row[:, 0])] for row in rows])
+    return PitGrid(ordered, float(radius_px), size_px)
 
 
 def _lattice(w: float, h: float, mx: float, my: float) -> np.ndarray:

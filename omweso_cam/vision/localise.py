@@ -49,8 +49,8 @@ class LocaliseConfig:
     min_pit_radius_frac: float = 0.012  # pit radius range searched, of the image's longer side
     max_pit_radius_frac: float = 0.06
     edge_keep_ratio: float = 0.8  # board edge: innermost edge at least this strong relative to the strongest
-    hough_edge_threshold: float = 120.0  # Canny high threshold of the circle finder
-    hough_min_roundness: float = 0.6  # HOUGH_GRADIENT_ALT circle "perfectness" (0..1)
+    hough_edge_threshold: float = 80.0  # Canny high threshold of the circle finder
+    hough_min_roundness: float = 0.5  # HOUGH_GRADIENT_ALT circle "perfectness" (0..1)
     candidate_score_ratio: float = 0.6  # refine candidates scoring at least this share of the best
 
 
@@ -287,13 +287,15 @@ def find_board(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig
             candidates.setdefault(_quad_key(quad, 0.02 * max(h, w)), quad)
     # The 4x8 lattice of round pits is the strongest evidence there is: when it is found,
     # the board is where it says (edges refine it). Otherwise fall back to segmented regions.
-    by_pits = find_board_by_pits(small, config=config)
+    by_pits = find_pit_lattice(small, config=config)
     if by_pits is not None:
-        score, ordered = best_orientation(small, by_pits)
+        score, ordered = best_orientation(small, by_pits[0])
         # Only a short search: the lattice already put each side on the innermost edge.
         fine = replace(config, refine_search_frac=config.refine_search_frac / 3)
         corners = refine_corners(image_bgr, ordered / scale, config=fine)
-        return BoardLocation(corners, "auto", float(score), {"found_by": "pit lattice"})
+        return BoardLocation(corners, "auto", float(score), {"found_by": "pit lattice",
+                                                             "pit_centers_px": by_pits[1] / scale,
+                                                             "pit_radius_px": by_pits[2] / scale})
     scored = []
     for quad in candidates.values():
         score, ordered = best_orientation(small, quad)
@@ -540,15 +542,27 @@ def _lattice_from_blobs(blobs: np.ndarray) -> tuple[np.ndarray, bool] | None:
     beyond = cv2.perspectiveTransform(ring.reshape(-1, 1, 2), h).reshape(-1, 2)
     predicted = cv2.perspectiveTransform(lattice.reshape(-1, 1, 2), h).reshape(-1, 2)
     pitch = float(np.median(np.linalg.norm(np.diff(predicted.reshape(4, 8, 2), axis=1), axis=2)))
-    dist = np.linalg.norm(beyond[:, None] - blobs[None, :, :2], axis=2).min(axis=1)
-    if np.mean(dist < 0.25 * pitch) > 0.3:
-        return None
+    near = np.linalg.norm(predicted[:, None] - blobs[None, :, :2], axis=2)
+    pit_r = float(np.median(blobs[np.argmin(near, axis=1), 2]))
+    alike = blobs[(blobs[:, 2] > 0.75 * pit_r) & (blobs[:, 2] < 1.35 * pit_r)]
+    if len(alike):
+        dist = np.linalg.norm(beyond[:, None] - alike[None, :, :2], axis=2).min(axis=1)
+        if np.mean(dist < 0.25 * pitch) > 0.3:
+            return None
     return h, best[2]
 
 
 def _assign_lattice(pts: np.ndarray, u: np.ndarray, v: np.ndarray) -> dict[int, tuple[int, int]] | None:
-    """Integer lattice coordinates of points reachable from the most central one by steps of about u, v."""
-    start = int(np.argmin(np.linalg.norm(pts - pts.mean(axis=0), axis=1)))
+    """Integer lattice coordinates of points reachable by steps of about u, v (best of a few start points)."""
+    best: dict[int, tuple[int, int]] | None = None
+    for start in np.argsort(np.linalg.norm(pts - pts.mean(axis=0), axis=1))[:6]:
+        coords = _walk_lattice(pts, u, v, int(start))
+        if best is None or len(coords) > len(best):
+            best = coords
+    return best if best is not None and len(best) >= 14 else None
+
+
+def _walk_lattice(pts: np.ndarray, u: np.ndarray, v: np.ndarray, start: int) -> dict[int, tuple[int, int]]:
     coords = {start: (0, 0)}
     step = {start: (u, v)}
     queue = [start]
@@ -567,11 +581,18 @@ def _assign_lattice(pts: np.ndarray, u: np.ndarray, v: np.ndarray) -> dict[int, 
             measured = pts[j] - pts[i]
             step[j] = (measured * np.sign(di) if di else ui, measured * np.sign(dj) if dj else vi)
             queue.append(j)
-    return coords if len(coords) >= 14 else None
+    return coords
 
 
 def find_board_by_pits(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig()) -> np.ndarray | None:
-    """Rough board corners (TL,TR,BR,BL-ish, clockwise, working-image px) from the 4x8 pattern of pits."""
+    """Rough board corners (clockwise, image px) from the 4x8 pattern of pits (see :func:`find_pit_lattice`)."""
+    found = find_pit_lattice(image_bgr, config=config)
+    return None if found is None else found[0]
+
+
+def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig()
+                     ) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """(board corners clockwise, 32 pit centres (unordered), pit radius), image px, from the pits."""
     small, scale = _downscale(image_bgr, config.work_max_side_px)
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
     blobs = _circles(gray, config)
@@ -612,4 +633,9 @@ def find_board_by_pits(image_bgr: np.ndarray, *, config: LocaliseConfig = Locali
     corners_lat = np.array([[-0.5 - left, -0.5 - top], [7.5 + right, -0.5 - top], [7.5 + right, 3.5 + bottom],
                             [-0.5 - left, 3.5 + bottom]], np.float64)
     corners = cv2.perspectiveTransform(corners_lat.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
-    return np.asarray(clockwise(corners / scale))
+    lattice = np.array([(c, r) for r in range(4) for c in range(8)], np.float64)
+    centres = cv2.perspectiveTransform(lattice.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
+    near = np.linalg.norm(centres[:, None] - blobs[None, :, :2], axis=2)
+    pitch = float(np.median(np.linalg.norm(np.diff(centres.reshape(4, 8, 2), axis=1), axis=2)))
+    radius = float(np.median(blobs[np.argmin(near, axis=1), 2][near.min(axis=1) < 0.3 * pitch]))
+    return np.asarray(clockwise(corners / scale)), centres / scale, radius / scale

@@ -22,7 +22,13 @@ from omweso_cam.vision.count import (
     count_seeds,
     default_seed_model,
 )
-from omweso_cam.vision.grid import GridConfig, PitGrid, fit_grid, surface_difference
+from omweso_cam.vision.grid import (
+    GridConfig,
+    PitGrid,
+    fit_grid,
+    grid_from_points,
+    surface_difference,
+)
 from omweso_cam.vision.localise import BoardLocation, LocaliseConfig, find_board, find_markers
 from omweso_cam.vision.rectify import RectifiedBoard, RectifyConfig, rectify
 
@@ -80,6 +86,19 @@ class Reading:
         if self.counts is None:
             return None
         return "/".join("-".join(str(c) for c in self.counts[r * 8 : r * 8 + 8]) for r in range(4))
+
+
+def grid_from_location(board: RectifiedBoard, location: BoardLocation) -> PitGrid | None:
+    """The pit grid from the pits the localiser itself found (their rims, seen at camera resolution)."""
+    centres = location.detail.get("pit_centers_px")
+    radius = location.detail.get("pit_radius_px")
+    if not isinstance(centres, np.ndarray) or not isinstance(radius, float):
+        return None
+    rect = cv2.perspectiveTransform(centres.reshape(-1, 1, 2).astype(np.float64), board.board_from_image).reshape(-1, 2)
+    rims = cv2.perspectiveTransform((centres + np.array([radius, 0.0])).reshape(-1, 1, 2).astype(np.float64),
+                                    board.board_from_image).reshape(-1, 2)
+    size = (board.image.shape[1], board.image.shape[0])
+    return grid_from_points(rect, float(np.median(np.linalg.norm(rims - rect, axis=1))), size)
 
 
 def source_radius(board: RectifiedBoard, grid: PitGrid) -> float:
@@ -233,7 +252,7 @@ class BoardReader:
                 self._grid_cache.clear()
                 self._grid_cache[key] = fit_grid(board.image, config=self.config.grid)
             return self._grid_cache[key]
-        return fit_grid(board.image, config=self.config.grid)
+        return grid_from_location(board, location) or fit_grid(board.image, config=self.config.grid)
 
     def _foreign_gap_fraction(self, rectified: np.ndarray, grid: PitGrid) -> float:
         """Share of the between-pit gaps whose colour is far from the board surface (a hand, an arm)."""

@@ -63,8 +63,13 @@ def test_speed_under_3_ms_per_720p_frame() -> None:
     frames = [_noisy(_frame(rng), rng) for _ in range(3)]
     monitor = StabilityMonitor()
     times = []
-    for i in range(60):
-        t0 = time.process_time()
-        monitor.update(frames[i % 3])
-        times.append((time.process_time() - t0) * 1000)
+    threads = cv2.getNumThreads()
+    cv2.setNumThreads(1)  # the target is per core; idle worker threads would bill spin time
+    try:
+        for i in range(60):
+            t0 = time.process_time()
+            monitor.update(frames[i % 3])
+            times.append((time.process_time() - t0) * 1000)
+    finally:
+        cv2.setNumThreads(threads)
     assert statistics.median(times) < 3.0, f"median {statistics.median(times):.2f} ms"
