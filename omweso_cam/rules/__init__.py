@@ -35,13 +35,14 @@ from omweso_cam.rules.notation import (
     square_name,
 )
 from omweso_cam.rules.record import GameRecord, RecordedPly, RecordError
-from omweso_cam.rules.ruleset import NEVER_ENDING, RESULTS, RuleSet, RuleSetError
+from omweso_cam.rules.ruleset import NEVER_ENDING, RESULTS, TOO_LONG, RuleSet, RuleSetError
 
 __all__ = [
     "CIRCUIT",
     "LAP_KINDS",
     "NEVER_ENDING",
     "RESULTS",
+    "TOO_LONG",
     "GameRecord",
     "GameResult",
     "IllegalMoveError",
