@@ -292,6 +292,7 @@ class BoardRenderer:
         hand: bool | None = None,
         hand_target_mm: tuple[float, float] | None = None,
         hand_from: str | None = None,
+        hand_motion_blur_px: float | None = None,
         in_hand: int = 0,
         jitter: np.ndarray | None = None,
         keep_layout: bool = True,
@@ -303,7 +304,11 @@ class BoardRenderer:
         """
         scene = self.scene
         show_hand = scene.hand if hand is None else hand
-        hand_scene = scene if hand_from is None else scene.with_(hand_from=hand_from)
+        hand_scene = scene
+        if hand_from is not None:
+            hand_scene = hand_scene.with_(hand_from=hand_from)
+        if hand_motion_blur_px is not None:
+            hand_scene = hand_scene.with_(hand_motion_blur_px=hand_motion_blur_px)
         camera = self.camera if jitter is None else look_at_camera(scene, self.board, jitter=jitter)
         w, h = scene.image_size_px
         light_rng = np.random.default_rng(scene.texture_seed + 2)

@@ -137,6 +137,7 @@ class Scene:
     skin_rgb: RGB = (170, 120, 85)
     sleeve_rgb: RGB | None = None
     hand_scale: float = 1.0
+    hand_motion_blur_px: float = 0.0  # the hand moving during the exposure
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
@@ -276,6 +277,7 @@ class Scene:
             skin_rgb=_jitter_rgb(_SKINS[int(rng.integers(len(_SKINS)))], rng, 10),
             sleeve_rgb=_random_rgb(rng) if rng.random() < 0.5 else None,
             hand_scale=float(u(0.85, 1.2)),
+            hand_motion_blur_px=float(u(2.0, 14.0)) if rng.random() < 0.5 else 0.0,
         )
         fields.update(overrides)
         return cls(**fields)

@@ -267,9 +267,26 @@ def draw_hand(
     rendered = colour * shade[..., None] * light_bgr
     rendered += (np.float32(0.08) * diffuse**8)[..., None]  # a soft sheen on skin
     a3 = alpha[..., None]
+    premultiplied = rendered * a3
+    if scene.hand_motion_blur_px >= 1.0:  # a moving hand smears along its motion
+        kernel = line_kernel(scene.hand_motion_blur_px, float(rng.uniform(0, 180)))
+        premultiplied = np.asarray(cv2.filter2D(premultiplied, -1, kernel), np.float32)
+        a3 = np.asarray(cv2.filter2D(alpha, -1, kernel), np.float32)[..., None]
+        alpha_full[y0:y1, x0:x1] = a3[..., 0]
     patch = image[y0:y1, x0:x1]
-    patch[:] = patch * (1 - a3) + rendered * a3
+    patch[:] = patch * (1 - a3) + premultiplied
     return alpha_full
+
+
+def line_kernel(length_px: float, angle_deg: float) -> np.ndarray:
+    """A normalised straight-line blur kernel of about ``length_px`` pixels."""
+    n = round(length_px) * 2 + 1
+    kernel = np.zeros((n, n), np.float32)
+    c = n // 2
+    a = math.radians(angle_deg)
+    dx, dy = math.cos(a) * c, math.sin(a) * c
+    cv2.line(kernel, (round(c - dx), round(c - dy)), (round(c + dx), round(c + dy)), 1.0, 1, cv2.LINE_AA)
+    return np.asarray(kernel / kernel.sum(), dtype=np.float32)
 
 
 def apply_light(image: np.ndarray, scene: Scene, rng: np.random.Generator) -> None:
@@ -314,14 +331,7 @@ def apply_camera(image: np.ndarray, scene: Scene, camera: Camera, rng: np.random
     if scene.focus_blur_px > 0.3:
         out = cv2.GaussianBlur(out, (0, 0), scene.focus_blur_px)
     if scene.motion_blur_px >= 1.0:
-        n = round(scene.motion_blur_px) * 2 + 1
-        kernel = np.zeros((n, n), np.float32)
-        c = n // 2
-        a = math.radians(scene.motion_angle_deg)
-        dx, dy = math.cos(a) * c, math.sin(a) * c
-        cv2.line(kernel, (round(c - dx), round(c - dy)), (round(c + dx), round(c + dy)), 1.0, 1, cv2.LINE_AA)
-        kernel /= kernel.sum()
-        out = cv2.filter2D(out, -1, kernel)
+        out = cv2.filter2D(out, -1, line_kernel(scene.motion_blur_px, scene.motion_angle_deg))
     h, w = out.shape[:2]
     sigma = scene.noise_sigma / 255.0
     noise = rng.standard_normal((h, w, 1), dtype=np.float32) * np.float32(sigma)

@@ -96,7 +96,9 @@ class _Film:
             ]
         )
         target = None
+        motion = None
         if hand_pit is not None:
+            motion = float(self.rng.uniform(2.0, 14.0)) if self.rng.random() < 0.6 else 0.0
             centre = self.renderer.board.pit_centres_mm[hand_pit]
             target = (float(centre[0] + self.rng.normal(0, 8)), float(centre[1] + self.rng.normal(0, 8)))
         image, truth = self.renderer.render(
@@ -105,6 +107,7 @@ class _Film:
             hand=hand_pit is not None,
             hand_target_mm=target,
             hand_from=hand_from,
+            hand_motion_blur_px=motion,
             in_hand=in_hand,
             jitter=jitter,
         )
