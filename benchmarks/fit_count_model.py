@@ -3,8 +3,9 @@
     .venv/bin/python benchmarks/fit_count_model.py --render 120 --out calibration/seed_model_default.json
     .venv/bin/python benchmarks/fit_count_model.py --from-dir DIR ...   (images + truth JSON already rendered)
 
-Pits are cut with the pipeline's own grid fit on the true board corners, so
-the model learns counting, not localisation. Prints the fit's accuracy on a
+Pits are cut as the live reader cuts them (its own localiser and pit grid;
+the true corners only where it misses the board), so the model learns the
+features it will meet. Prints the fit's accuracy on a
 held-out quarter of the boards before writing the model fitted on all of them.
 """
 
@@ -65,10 +66,23 @@ def features_of(examples: list[tuple[np.ndarray, dict]]) -> tuple[np.ndarray, np
     from omweso_cam.vision.pipeline import source_radius
     from omweso_cam.vision.rectify import rectify
 
+    from omweso_cam.vision.pipeline import BoardReader, prepare_image
+
+    reader = BoardReader()
     rows, counts, boards = [], [], []
     for b, (image, truth) in enumerate(examples):
-        board = rectify(image, np.asarray(truth["corners_px"], float))
-        grid = fit_grid(board.image)
+        # Pits cut as the live reader cuts them (its localiser and grid), so the model learns
+        # the features it will see; the true corners only when the reader misses the board.
+        work, _, _ = prepare_image(image, reader.config)
+        location, _ = reader.locate(work) if work is not None else (None, "")
+        true_corners = np.asarray(truth["corners_px"], float)
+        diagonal = float(np.linalg.norm(true_corners[2] - true_corners[0]))
+        if location is None or np.max(np.linalg.norm(location.corners_px - true_corners, axis=1)) > 0.02 * diagonal:
+            board = rectify(image, true_corners)
+            grid = fit_grid(board.image)
+        else:
+            board = rectify(work, location.corners_px)
+            grid = reader._grid_for(board, location)
         crops = pit_crops(board.image, grid)
         f = measure(crops, config=CountConfig(), surface_lab=surface_colour(board.image),
                     source_radius_px=source_radius(board, grid))

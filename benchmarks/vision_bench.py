@@ -65,7 +65,7 @@ def _renders(n: int, style: str, seed: int) -> list[tuple[np.ndarray | None, dic
 def _speed(frames: int) -> dict[str, float]:
     import cv2
 
-    from omweso_cam.vision.calibration import Calibration
+    from omweso_cam.vision.calibration import Calibration, check_drift
     from omweso_cam.vision.pipeline import BoardReader
     from omweso_cam.vision.stability import StabilityMonitor
     from omweso_cam.vision.synth import Scene, render_board
@@ -75,8 +75,11 @@ def _speed(frames: int) -> dict[str, float]:
     image, truth = render_board([4] * 8 + [0] * 16 + [4] * 8,
                                 scene=Scene.random(rng, image_size_px=(1280, 720), hand=False), rng=rng)
     h, w = image.shape[:2]
-    reader = BoardReader(Calibration(np.asarray(truth.corners_px, float), (w, h), reference_score=None))
-    reader.read(image)  # warm-up: fits and caches the pit grid, as a live session does on its first frame
+    corners = np.asarray(truth.corners_px, float)
+    reference = check_drift(image, Calibration(corners, (w, h))).score  # as `calibrate` stores it
+    reader = BoardReader(Calibration(corners, (w, h), reference_score=reference))
+    first = reader.read(image)  # warm-up: fits and caches the pit grid, as a live session does on its first frame
+    assert first.method == "calibration", first.detail
     times = []
     for _ in range(frames):
         t0 = time.perf_counter()

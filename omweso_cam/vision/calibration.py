@@ -206,7 +206,7 @@ class DriftConfig:
     """When to call the board moved."""
 
     min_score_ratio: float = 0.55  # of the score measured at calibration time
-    min_score: float = 1.0  # absolute floor (grid.lattice_score units)
+    min_score: float = 0.5  # absolute floor (grid.lattice_score units)
 
 
 @dataclass(frozen=True)

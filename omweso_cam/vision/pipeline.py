@@ -237,7 +237,7 @@ class BoardReader:
         pit_counts = count_seeds(board.image, grid, model=self.seed_model, config=self.config.count,
                                  source_radius_px=source_radius(board, grid) / scale)
         t = lap("count", t)
-        ll = tuple(tuple(float(v) for v in row) for row in pit_counts.log_likelihoods)
+        ll = tuple(tuple(row) for row in pit_counts.log_likelihoods.tolist())
         return finish(OK, detail, log_likelihoods=ll, counts=pit_counts.counts,
                       confidence=round(pit_counts.confidence, 4), corners_px=corners_out, grid=grid,
                       rectified=board, pit_counts=pit_counts, scale=scale, method=location.method)
@@ -260,9 +260,12 @@ class BoardReader:
         # Gap points: the middle of every 2x2 block of pit centres, and of each pair along a row.
         gaps = [((c[r, k] + c[r + 1, k + 1]) / 2) for r in range(3) for k in range(7)]
         gaps += [((c[r, k] + c[r, k + 1]) / 2) for r in range(4) for k in range(7)]
-        diff = surface_difference(rectified)
+        # Half resolution is plenty for "is this patch still wood?".
+        small = cv2.resize(rectified, (rectified.shape[1] // 2, rectified.shape[0] // 2), interpolation=cv2.INTER_AREA)
+        diff = surface_difference(small)
+        gaps = [g / 2 for g in gaps]
         h, w = diff.shape
-        half = max(1, int(0.12 * grid.radius_px))
+        half = max(1, int(0.06 * grid.radius_px))
         values = []
         for x, y in gaps:
             xi, yi = round(x), round(y)
