@@ -63,10 +63,8 @@ def _random_counts(rng: np.random.Generator, k: int) -> tuple[int, ...]:
 def features_of(examples: list[tuple[np.ndarray, dict]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     from omweso_cam.vision.count import CountConfig, measure, pit_crops
     from omweso_cam.vision.grid import fit_grid, surface_colour
-    from omweso_cam.vision.pipeline import source_radius
+    from omweso_cam.vision.pipeline import BoardReader, prepare_image, source_radius
     from omweso_cam.vision.rectify import rectify
-
-    from omweso_cam.vision.pipeline import BoardReader, prepare_image
 
     reader = BoardReader()
     rows, counts, boards = [], [], []

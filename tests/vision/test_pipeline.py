@@ -125,7 +125,7 @@ def test_load_image_reports_bad_files(tmp_path) -> None:  # type: ignore[no-unty
     (tmp_path / "text.jpg").write_text("not an image")
     import cv2
 
-    ok, data = cv2.imencode(".png", np.zeros((80, 80, 3), np.uint8))
+    _ok, data = cv2.imencode(".png", np.zeros((80, 80, 3), np.uint8))
     (tmp_path / "truncated.png").write_bytes(data.tobytes()[:60])
     # A PNG header claiming 100000 x 100000 pixels is refused before decoding.
     header = bytearray(data.tobytes()[:33])
