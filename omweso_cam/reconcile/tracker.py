@@ -293,7 +293,13 @@ class Tracker:
             self._begin_next_game(events)
         candidate = self._setup_candidate
         if candidate is not None and counts != candidate.board:
-            result = reconcile(candidate, observation, self.rules, config=self.config.reconcile, cache=self.cache)
+            # After a stable set-up, a changed board is first taken as the first move; only a
+            # board no move explains, even allowing for misreads, is a new arrangement.
+            lenient = replace(self.config.reconcile,
+                              illegal_min_excess_nats=self.config.reconcile.illegal_min_excess_unbalanced_nats)
+            result = reconcile(candidate, observation, self.rules, config=lenient, cache=self.cache)
+            if result.status == AMBIGUOUS:
+                return
             if result.status == IN_PROGRESS and result.best is not None:
                 if self._agreed(("first_move_in_progress", result.best.board)):
                     self.in_progress = result.best.progress
