@@ -326,10 +326,13 @@ class Tracker:
             events.append(self._event("setup_reading", observed=board_rows(counts), valid=reading.valid,
                                       problems=list(reading.problems),
                                       suggested=None if reading.suggested is None else board_rows(reading.suggested)))
-        if plausible and self._agreed(("setup", fit)):
-            self._setup_candidate = setup_position(fit, self.first)
-            events.append(self._event("setup_stable", position=self._setup_candidate.notation()
-                                      if self._setup_candidate else None))
+        # Enough still frames with a plausible set-up: the candidate is the fit of all of them
+        # (it may still improve while the frames of this view are averaged).
+        if plausible and len(self._streak) >= self.config.confirm_frames:
+            candidate = setup_position(fit, self.first)
+            if candidate != self._setup_candidate:
+                self._setup_candidate = candidate
+                events.append(self._event("setup_stable", position=candidate.notation() if candidate else None))
 
     def _begin_next_game(self, events: list[TrackerEvent]) -> None:
         self.game_number = len(self.match.results) + 1
