@@ -88,7 +88,8 @@ def _reader(args: argparse.Namespace) -> Any:
     calibration = Calibration.load(args.calibration) if getattr(args, "calibration", None) else None
     seeds = getattr(args, "seeds", None)
     model = load_seed_model(seeds) if seeds else None
-    return BoardReader(calibration, config=ReaderConfig(), seed_model=model)
+    # Separate photos, not a stream: check every one of them for a moved board.
+    return BoardReader(calibration, config=ReaderConfig(drift_check_every_frames=1), seed_model=model)
 
 
 def cmd_read(args: argparse.Namespace) -> int:

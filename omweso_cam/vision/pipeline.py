@@ -43,6 +43,7 @@ class ReaderConfig:
     min_side_px: int = 64  # smaller frames are unreadable
     try_markers: bool = True  # when the markerless finder fails
     check_drift: bool = True  # with a calibration: verify the board has not moved
+    drift_check_every_frames: int = 8  # a live stream checks every Nth frame (the board rarely moves)
     occluded_gap_frac: float = 0.2  # share of between-pit gaps that look foreign -> "occluded"
     gap_foreign_distance: float = 28.0  # Lab distance from the surface that marks a gap foreign
     localise: LocaliseConfig = field(default_factory=LocaliseConfig)
@@ -148,6 +149,7 @@ class BoardReader:
         self._default_model: SeedModel | None = None
         self._undistort_maps: tuple[tuple[int, int], np.ndarray, np.ndarray] | None = None
         self._grid_cache: dict[tuple[float, ...], PitGrid] = {}
+        self._frames_since_drift_check = 0
 
     @property
     def seed_model(self) -> SeedModel:
@@ -178,11 +180,14 @@ class BoardReader:
         if self.calibration is not None:
             h, w = image.shape[:2]
             corners = self.calibration.corners_for((w, h))
-            if not self.config.check_drift:
+            due = self._frames_since_drift_check % max(1, self.config.drift_check_every_frames) == 0
+            self._frames_since_drift_check += 1
+            if not self.config.check_drift or not due:
                 return BoardLocation(corners, "calibration", 1.0), ""
             drift = check_drift(image, self.calibration, config=self.config.drift)
             if not drift.moved:
                 return BoardLocation(corners, "calibration", drift.score), ""
+            self._frames_since_drift_check = 0  # moved: check again on the very next frame
             detail = f"board moved since calibration (pit pattern score {drift.score:.2f}); re-localised"
         found = find_board(image, config=self.config.localise)
         if found is None and self.config.try_markers:

@@ -71,11 +71,14 @@ def test_grayscale_and_huge_frames_are_read(drawn) -> None:  # type: ignore[no-u
 
 def test_calibrated_read_uses_the_calibration_and_notices_a_moved_board(drawn) -> None:  # type: ignore[no-untyped-def]
     h, w = drawn.image.shape[:2]
-    reader = BoardReader(Calibration(CORNERS, (w, h), reference_score=4.0))
+    config = dataclasses.replace(ReaderConfig(), drift_check_every_frames=3)
+    reader = BoardReader(Calibration(CORNERS, (w, h), reference_score=4.0), config=config)
     reading = reader.read(drawn.image)
     assert reading.status == "ok" and reading.method == "calibration"
     moved = draw_board(list(drawn.counts), rng=np.random.default_rng(1), corners_px=CORNERS + np.array([60.0, 40.0]))
-    reading = reader.read(moved.image)
+    # A stream is checked every 3rd frame: frames 2 and 3 still trust the calibration...
+    assert [reader.read(moved.image).method for _ in range(2)] == ["calibration", "calibration"]
+    reading = reader.read(moved.image)  # ...frame 4 notices
     assert reading.method == "auto" and "moved" in reading.detail
 
 
