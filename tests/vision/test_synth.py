@@ -339,3 +339,32 @@ def test_jittered_pits_leave_the_lattice_in_the_truth() -> None:
     shift = np.linalg.norm(np.array(carved.pit_centers_px) - np.array(straight.pit_centers_px), axis=1)
     assert shift.max() > 1.0, "3 mm jitter should move some pit centre by more than a pixel"
     assert np.allclose(carved.corners_px, straight.corners_px), "the board itself stays put"
+
+
+def test_wrong_sowings_are_never_legal_and_keep_all_seeds() -> None:
+    import random
+
+    from omweso_cam.rules import Move, RuleSet, is_legal
+    from omweso_cam.vision.synth.corpus import random_game_position
+    from omweso_cam.vision.synth.sequence import quick_options, wrong_sowing
+
+    rules = RuleSet.preset("traditional")  # captures from the first move: capture lifts in lap 2
+    rnd = random.Random(4)
+    made = 0
+    for _ in range(25):
+        position = random_game_position(rnd, rules, plies=rnd.randint(2, 30))
+        if position is None:
+            continue
+        for move, outcome in quick_options(position, rules):
+            wrong = wrong_sowing(position, move, rules)
+            if wrong is None:
+                continue
+            states, final = wrong
+            made += 1
+            assert sum(final) == 64 and final != outcome.position.board
+            assert all(sum(s.board) + s.in_hand == 64 for s in states)
+            assert not any(
+                o.position.board == final for m, o in quick_options(position, rules) if is_legal(position, m, rules)
+            )
+            assert isinstance(move, Move)
+    assert made > 20

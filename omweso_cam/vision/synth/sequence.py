@@ -204,12 +204,15 @@ def wrong_sowing(position: Position, move: Move, rules: RuleSet) -> tuple[list[S
     legal move.
     """
     states = list(sowing_states(position, move, rules))
-    start = next((k for k, s in enumerate(states) if s.lap == 1 and s.event == "lift"), None)
+    circuit = CIRCUIT[position.side_to_move]
+    # the relay lift that starts lap 2 (captures lift the opponent's pits instead)
+    start = next(
+        (k for k, s in enumerate(states) if s.lap == 1 and s.event == "lift" and square_index(s.pit) in circuit),
+        None,
+    )
     if start is None:
         return None
     lift = states[start]
-    side = position.side_to_move
-    circuit = CIRCUIT[side]
     board = list(lift.board)
     hand = lift.in_hand
     pos = circuit.index(square_index(lift.pit))
