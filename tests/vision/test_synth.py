@@ -355,8 +355,8 @@ def test_wrong_sowings_are_never_legal_and_keep_all_seeds() -> None:
         position = random_game_position(rnd, rules, plies=rnd.randint(2, 30))
         if position is None:
             continue
-        for move, outcome in quick_options(position, rules):
-            wrong = wrong_sowing(position, move, rules)
+        for (move, outcome), lap in itertools.product(quick_options(position, rules), (0, 1)):
+            wrong = wrong_sowing(position, move, rules, lap=lap)
             if wrong is None:
                 continue
             states, final = wrong

@@ -196,18 +196,20 @@ def _side_name(side: Side) -> str:
     return "south" if side is Side.SOUTH else "north"
 
 
-def wrong_sowing(position: Position, move: Move, rules: RuleSet) -> tuple[list[SowingState], tuple[int, ...]] | None:
-    """A plausible illegal sowing of ``move``: correct up to its second lap, then one pit skipped.
+def wrong_sowing(
+    position: Position, move: Move, rules: RuleSet, *, lap: int = 1
+) -> tuple[list[SowingState], tuple[int, ...]] | None:
+    """A plausible illegal sowing of ``move``: correct up to lap ``lap`` (0-based), then one pit skipped.
 
     Returns (the states a camera sees, the final illegal board), or None when the move
-    has no second lap or the mistake happens to give the result of a (counter-clockwise)
+    has no such lap or the mistake happens to give the result of a (counter-clockwise)
     legal move.
     """
     states = list(sowing_states(position, move, rules))
     circuit = CIRCUIT[position.side_to_move]
-    # the relay lift that starts lap 2 (captures lift the opponent's pits instead)
+    # the lift that starts the lap (a capture lifts the opponent's pits instead: not those)
     start = next(
-        (k for k, s in enumerate(states) if s.lap == 1 and s.event == "lift" and square_index(s.pit) in circuit),
+        (k for k, s in enumerate(states) if s.lap == lap and s.event == "lift" and square_index(s.pit) in circuit),
         None,
     )
     if start is None:
@@ -222,7 +224,7 @@ def wrong_sowing(position: Position, move: Move, rules: RuleSet) -> tuple[list[S
         pos = (pos + 1) % 16
         board[circuit[pos]] += 1
         hand -= 1
-        wrong.append(SowingState(tuple(board), hand, 1, square_name(circuit[pos]), "drop"))
+        wrong.append(SowingState(tuple(board), hand, lap, square_name(circuit[pos]), "drop"))
     final = tuple(board)
     legal_boards = {o.position.board for _, o in quick_options(position, rules)}
     if final in legal_boards or final == position.board:
@@ -359,17 +361,20 @@ def _film_illegal(
     hand_from: str,
     events: list[dict[str, Any]],
 ) -> None:
-    """A wrong sowing (of ``move`` or another move with a second lap), left, then undone."""
+    """A wrong sowing (of ``move`` or another move; from lap 2, else from the start), left, then undone."""
     candidates = [move] + [m for m, _ in options if m != move]
     wrong = None
     attempted = move
-    for m in candidates:
-        wrong = wrong_sowing(position, m, rules)
+    for lap in (1, 0):
+        for m in candidates:
+            wrong = wrong_sowing(position, m, rules, lap=lap)
+            if wrong is not None:
+                attempted = m
+                break
         if wrong is not None:
-            attempted = m
             break
     if wrong is None:
-        raise SequenceError(f"no move of {position.notation()} has a second lap to get wrong")
+        raise SequenceError(f"found no illegal sowing to stage in {position.notation()}")
     states, final = wrong
     for k in _spread(states, film.config.hand_frames_per_move + 1, film.rng):
         s = states[k]
