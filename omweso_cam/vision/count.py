@@ -47,7 +47,7 @@ class SeedModelError(ValueError):
 class CountConfig:
     """Tunables of the seed counter."""
 
-    crop_px: int = 64  # canonical pit crop side
+    crop_px: int = 48  # canonical pit crop side (about the rectified image's own resolution)
     crop_of_radius: float = 1.25  # crop half-side in pit radii
     disc_of_radius: float = 1.0  # part of the crop searched for seeds (the pit opening)
     lightness_weight: float = 0.6  # weight of the L channel in template distances
