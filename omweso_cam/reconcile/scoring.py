@@ -62,10 +62,9 @@ class ReconcileConfig:
     ``illegal_min_excess_nats``: how much better the unconstrained reading must fit
     than the best legal hypothesis before the board is called illegal. One seed moved
     between two small pits costs about 8 nats with a confident reader (sigma 0.35).
-    ``illegal_min_excess_unbalanced_nats``: the same when the reading's seed total is
-    neither 64 nor the best legal board's (64 minus the hand): a sowing, legal or not,
-    never creates or destroys seeds, so a total that does not add up is evidence of
-    misread pits, and more misfit is tolerated before crying foul.
+    The "unconstrained reading" holds as many seeds as the best legal board (64, or 64
+    minus the hand part-way through a move); ``total_search_window`` bounds how far from
+    its most likely count each pit is searched for it.
     ``ambiguous_margin_nats``: the best hypothesis must beat the best *different board*
     by this much to be accepted.
     ``in_progress_prior_nats``: prior cost of a part-way board: a stable board is far more
@@ -76,7 +75,7 @@ class ReconcileConfig:
     """
 
     illegal_min_excess_nats: float = 4.5
-    illegal_min_excess_unbalanced_nats: float = 15.0
+    total_search_window: int = 8
     ambiguous_margin_nats: float = 1.5
     in_progress_prior_nats: float = 2.0
     depth2_prior_nats: float = 3.0
@@ -236,17 +235,20 @@ def reconcile(
         if deeper and deeper[0].score > best.score:
             candidates = tuple(sorted((*candidates, *deeper), key=lambda c: -c.score))
             best = candidates[0]
-    excess = free_score - best.fit  # priors rank legal explanations; the misfit decides "illegal"
-    # A completed sowing (legal or not) leaves 64 seeds; a part-way one leaves 64 minus the hand.
-    balanced = sum(observed) in (64, sum(best.board))
-    limit = config.illegal_min_excess_nats if balanced else config.illegal_min_excess_unbalanced_nats
+    # Priors rank legal explanations; the misfit alone decides "illegal". The illegal
+    # alternative is any board with the same number of seeds as the best legal one (a
+    # sowing, legal or not, never creates or destroys seeds), so a reading that is off
+    # only because pits were misread up or down is not held against the legal board.
+    excess = free_score - best.fit
+    if excess > config.illegal_min_excess_nats:
+        excess = best_with_total(ll, sum(best.board), window=config.total_search_window) - best.fit
     runner_up = next((c for c in candidates[1:] if c.board != best.board), None)
     margin = best.score - runner_up.score if runner_up is not None else float("inf")
     common = Reconciliation(
         ILLEGAL, observation.frame_index, observed, candidates=candidates[:8], margin_nats=margin,
         excess_nats=excess,
     )
-    if excess > limit:
+    if excess > config.illegal_min_excess_nats:
         closest = tuple(c for c in all_candidates if c.kind == KIND_SUCCESSOR)[: config.closest_count]
         anchor = min(
             (c for c in all_candidates if c.kind != KIND_UNCHANGED), key=lambda c: -c.score, default=best
@@ -458,3 +460,26 @@ def fit_setup(
         for i, n in zip(pits, final[1], strict=True):
             board[i] = n
     return tuple(board), total
+
+
+def best_with_total(log_likelihoods: Sequence[Sequence[float]], total: int, *, window: int = 8) -> float:
+    """The best score of any board holding exactly ``total`` seeds (each pit within ``window`` of its argmax).
+
+    A small dynamic programme over pits; ``-inf`` when no such board is in reach.
+    """
+    neg = float("-inf")
+    best = [neg] * (total + 1)
+    best[0] = 0.0
+    for row in log_likelihoods:
+        peak = max(range(len(row)), key=row.__getitem__)
+        low, high = max(0, peak - window), min(len(row) - 1, peak + window, total)
+        nxt = [neg] * (total + 1)
+        for s, score in enumerate(best):
+            if score == neg:
+                continue
+            for n in range(low, min(high, total - s) + 1):
+                value = score + row[n]
+                if value > nxt[s + n]:
+                    nxt[s + n] = value
+        best = nxt
+    return best[total]

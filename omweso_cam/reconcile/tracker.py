@@ -74,6 +74,9 @@ class TrackerConfig:
     blitz_start_limit_s: float = 3.0
     move_limit_s: float = 180.0
     auto_setup: bool = True  # confirm a stable, valid set-up by itself when the first move follows it
+    # Misfit (nats) above which a changed board after a read set-up is a new arrangement
+    # rather than the first move: lenient, as the set-up itself was read without the rules' help.
+    first_move_min_excess_nats: float = 15.0
 
     def __post_init__(self) -> None:
         if self.confirm_frames < 1:
@@ -296,7 +299,7 @@ class Tracker:
             # After a stable set-up, a changed board is first taken as the first move; only a
             # board no move explains, even allowing for misreads, is a new arrangement.
             lenient = replace(self.config.reconcile,
-                              illegal_min_excess_nats=self.config.reconcile.illegal_min_excess_unbalanced_nats)
+                              illegal_min_excess_nats=self.config.first_move_min_excess_nats)
             result = reconcile(candidate, observation, self.rules, config=lenient, cache=self.cache)
             if result.status == AMBIGUOUS:
                 return
