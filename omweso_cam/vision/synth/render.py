@@ -44,7 +44,7 @@ class Truth:
 
     ``status``: ``ok``; ``occluded`` (a hand covers at least `OCCLUDED_PIT_FRACTION` of
     some pit); ``no_board``. ``corners_px``: TL (next to a4), TR (h4), BR (h1), BL (a1)
-    of the board's top face. ``pit_centers_px``: the centre of every pit opening, image
+    of the board's top face, where its edges meet (outside the wood if corners are rounded). ``pit_centers_px``: the centre of every pit opening, image
     order. ``position``: the rules notation when a Position was rendered, else the
     ``R4/R3/R2/R1`` board part.
     """
