@@ -370,8 +370,8 @@ def measure(crops_bgr: np.ndarray, *, model: SeedModel = SeedModel(), config: Co
     chroma = d_ab > config.chroma_seed_distance
     bright = d_l > config.bright_seed_levels
     textured = texture > config.texture_multiple * wood_texture
-    chroma_frac = chroma[:, disc].mean(axis=1)
-    bright_frac = bright[:, disc].mean(axis=1)
+    chroma_frac = _share(chroma, disc)
+    bright_frac = _share(bright, disc)
 
     # Empty bowls: nothing seed-coloured, nothing bright. Their mean is the per-pixel template.
     empties_lab: np.ndarray | None = None
@@ -425,9 +425,9 @@ def measure(crops_bgr: np.ndarray, *, model: SeedModel = SeedModel(), config: Co
     inner = disc
     matrix = np.stack([
         units,
-        (chroma & masks)[:, disc].mean(axis=1) / seed_frac,
-        (bright & masks)[:, disc].mean(axis=1) / seed_frac,
-        (textured & masks)[:, disc].mean(axis=1) / seed_frac,
+        _share((chroma & masks), disc) / seed_frac,
+        _share((bright & masks), disc) / seed_frac,
+        _share((textured & masks), disc) / seed_frac,
         blobs.astype(np.float64),
         peaks.astype(np.float64),
         highlights.astype(np.float64),
@@ -435,10 +435,10 @@ def measure(crops_bgr: np.ndarray, *, model: SeedModel = SeedModel(), config: Co
         units**2 / 10.0,
         fill * units,
         spots[0], spots[1], spots[2], spots[3],
-        (d_ab > 4.0)[:, inner].mean(axis=1),
-        (d_ab > 10.0)[:, inner].mean(axis=1),
-        (d_l > 15.0)[:, inner].mean(axis=1),
-        (d_l < -20.0)[:, inner].mean(axis=1),
+        _share((d_ab > 4.0), inner),
+        _share((d_ab > 10.0), inner),
+        _share((d_l > 15.0), inner),
+        _share((d_l < -20.0), inner),
         np.full(len(fill), seed_frac),
         np.full(len(fill), float(empties_lab is not None)),
         np.full(len(fill), float(surface[0]) / 255.0),
@@ -450,6 +450,11 @@ def measure(crops_bgr: np.ndarray, *, model: SeedModel = SeedModel(), config: Co
     ], axis=1)
     del n
     return PitFeatures(np.asarray(matrix, np.float64), seed_frac, masks)
+
+
+def _share(mask: np.ndarray, disc: np.ndarray) -> np.ndarray:
+    """Per crop, the share of the disc's pixels set in ``mask`` (N, S, S) bool."""
+    return np.asarray(np.count_nonzero(mask & disc[None], axis=(1, 2)) / float(np.count_nonzero(disc)))
 
 
 def _spots(light: np.ndarray, disc: np.ndarray, outside: np.ndarray, multiples: tuple[float, ...],
@@ -524,16 +529,14 @@ def _blob_stats(masks: np.ndarray, min_blob_px: float) -> tuple[
     np.maximum.at(thickness, labels[keep], dist[keep])
     dil = cv2.dilate(dist, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5)))
     peak_mask = (dist >= dil) & (dist > 1.5)
-    area = np.zeros(n)
     blobs = np.zeros(n, int)
-    peaks = np.zeros(n, int)
-    clean = np.zeros((n, s, s), bool)
-    for i in range(n):
-        r, c = divmod(i, cols)
-        ys, xs = slice(r * (s + gap), r * (s + gap) + s), slice(c * (s + gap), c * (s + gap) + s)
-        clean[i] = keep[ys, xs]
-        area[i] = clean[i].sum()
-        peaks[i] = int(peak_mask[ys, xs].sum())
+    def tiles_of(image: np.ndarray) -> np.ndarray:
+        t = image.reshape(rows, s + gap, cols, s + gap).transpose(0, 2, 1, 3)[:, :, :s, :s]
+        return np.asarray(t.reshape(rows * cols, s, s)[:n])
+
+    clean = tiles_of(keep)
+    area = np.count_nonzero(clean, axis=(1, 2)).astype(np.float64)
+    peaks = np.count_nonzero(tiles_of(peak_mask), axis=(1, 2))
     ids = np.nonzero(big)[0]
     tiles = (centroids[ids, 1] // (s + gap)).astype(int) * cols + (centroids[ids, 0] // (s + gap)).astype(int)
     np.add.at(blobs, tiles[tiles < n], 1)
