@@ -243,7 +243,7 @@ def cmd_calibrate_board(args: argparse.Namespace) -> int:
 
     from omweso_cam.vision.calibration import Calibration
     from omweso_cam.vision.count import SeedModelError, fit_seed_model, load_seed_model, pit_crops
-    from omweso_cam.vision.grid import fit_grid, lattice_score
+    from omweso_cam.vision.grid import fit_grid, lattice_score, surface_colour
     from omweso_cam.vision.localise import (
         CornersError,
         find_board,
@@ -251,7 +251,7 @@ def cmd_calibrate_board(args: argparse.Namespace) -> int:
         marker_sheet,
         parse_corners,
     )
-    from omweso_cam.vision.pipeline import ReaderConfig
+    from omweso_cam.vision.pipeline import ReaderConfig, grid_from_location, source_radius
     from omweso_cam.vision.rectify import rectify
 
     if args.method == "markers" and args.sheet:
@@ -284,7 +284,8 @@ def cmd_calibrate_board(args: argparse.Namespace) -> int:
         return _error(str(exc))
     config = ReaderConfig()
     board = rectify(image, found.corners_px, config=config.rectify)
-    grid = fit_grid(board.image, config=config.grid)
+    # The same grid a live read would use (the localiser's own pits, else a fit on the image).
+    grid = grid_from_location(board, found) or fit_grid(board.image, config=config.grid)
     model = None
     try:
         if args.seeds:
@@ -292,7 +293,9 @@ def cmd_calibrate_board(args: argparse.Namespace) -> int:
         known = _known_counts(args)
         if known is not None:
             crops = pit_crops(board.image, grid, config=config.count)
-            model = fit_seed_model(crops, known, config=config.count, source="known position")
+            model = fit_seed_model(crops, known, config=config.count, source="known position",
+                                   surface_lab=surface_colour(board.image),
+                                   source_radius_px=source_radius(board, grid) / scale)
     except (SeedModelError, ValueError) as exc:
         return _error(str(exc))
     corners = found.corners_px / scale

@@ -163,6 +163,7 @@ class SeedModel:
     weights: tuple[float, ...] | None = None
     network: Network | None = None
     seed_area_frac: float | None = None
+    output_scale: float = 1.0  # per-board correction learnt from a known position
     sigma_seeds: float = 0.45
     sigma_growth: float = 0.12
     source: str = "default"
@@ -177,17 +178,19 @@ class SeedModel:
                                  f"got {len(self.weights)}")
         if self.weights is not None and not all(math.isfinite(w) for w in self.weights):
             raise SeedModelError("weights must be finite")
+        if not (math.isfinite(self.output_scale) and self.output_scale > 0):
+            raise SeedModelError(f"output_scale must be positive, got {self.output_scale}")
         if not (self.sigma_seeds > 0 and self.sigma_growth >= 0):
             raise SeedModelError("sigma_seeds must be positive and sigma_growth not negative")
 
     def estimate(self, matrix: np.ndarray) -> np.ndarray:
         """Continuous count estimates for a feature matrix (N, F)."""
         if self.network is not None:
-            return self.network(matrix)
+            return self.output_scale * self.network(matrix)
         if self.weights is None:
-            return np.asarray(matrix[:, 0], np.float64)
+            return self.output_scale * np.asarray(matrix[:, 0], np.float64)
         w = np.asarray(self.weights, np.float64)
-        return np.asarray(w[0] + matrix @ w[1:])
+        return np.asarray(self.output_scale * (w[0] + matrix @ w[1:]))
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -195,6 +198,7 @@ class SeedModel:
             "weights": None if self.weights is None else [round(w, 6) for w in self.weights],
             "network": None if self.network is None else self.network.to_dict(),
             "seed_area_frac": self.seed_area_frac,
+            "output_scale": self.output_scale,
             "sigma_seeds": self.sigma_seeds,
             "sigma_growth": self.sigma_growth,
             "source": self.source,
@@ -217,6 +221,7 @@ class SeedModel:
                 weights=None if weights is None else tuple(float(v) for v in weights),  # type: ignore[attr-defined]
                 network=None if network is None else Network.from_dict(network),  # type: ignore[arg-type]
                 seed_area_frac=None if area is None else float(area),  # type: ignore[arg-type]
+                output_scale=float(data.get("output_scale", 1.0)),  # type: ignore[arg-type]
                 sigma_seeds=float(data.get("sigma_seeds", 0.45)),  # type: ignore[arg-type]
                 sigma_growth=float(data.get("sigma_growth", 0.12)),  # type: ignore[arg-type]
                 source=str(data.get("source", "file")),
@@ -602,41 +607,54 @@ def fit_sigmas(estimates: np.ndarray, counts: np.ndarray) -> tuple[float, float]
 
 def fit_seed_model(crops_bgr: np.ndarray, counts: list[int] | np.ndarray, *, config: CountConfig = CountConfig(),
                    source: str = "examples", surface_lab: np.ndarray | None = None,
-                   min_examples_for_weights: int = 24, base: SeedModel | None = None) -> SeedModel:
-    """Learn a seed model from labelled crops (all of one board and light, or many).
+                   min_examples_for_weights: int = 100, base: SeedModel | None = None,
+                   source_radius_px: float | None = None) -> SeedModel:
+    """Learn a seed model from labelled crops of one board and light (or many).
 
-    With fewer than ``min_examples_for_weights`` crops or fewer than 3 distinct
-    counts (a known position such as the standard set-up), only the seed size is
-    learnt (from crops of 1..3 seeds... or 4, for the set-up) and the weights come
-    from ``base`` (default: the shipped model).
+    With at least ``min_examples_for_weights`` crops of at least 3 distinct counts,
+    a linear model over the features is fitted (and the seed size learnt from crops
+    of 1..4 seeds). With fewer, or a known position such as the standard set-up
+    (counts 0 and 4 only), the ``base`` model (default: the shipped one) is kept
+    and only rescaled so that its counts match the labels on average.
     """
     counts = np.asarray(counts, dtype=np.float64)
     if len(counts) != len(crops_bgr) or len(counts) == 0:
         raise SeedModelError(f"need one count per crop, got {len(counts)} counts for {len(crops_bgr)} crops")
     if np.any(counts < 0) or np.any(counts > MAX_COUNT) or np.any(counts != np.round(counts)):
         raise SeedModelError(f"counts must be whole numbers in 0..{MAX_COUNT}")
+    if not np.any(counts > 0):
+        raise SeedModelError("need at least one labelled crop holding seeds")
     empties = crops_bgr[counts == 0]
-    features = measure(crops_bgr, config=config, surface_lab=surface_lab,
-                       bowl_crops=empties if len(empties) >= 2 else None)
-    small = (counts >= 1) & (counts <= 4)
-    seed_frac = None
-    if small.any():
-        area = features.column("fg_units")[small] * features.seed_area_frac
-        seed_frac = float(np.clip(np.median(area / counts[small]), config.min_seed_area_frac, config.max_seed_area_frac))
-        features = measure(crops_bgr, model=SeedModel(seed_area_frac=seed_frac), config=config,
-                           surface_lab=surface_lab, bowl_crops=empties if len(empties) >= 2 else None)
-    weights = (base or default_seed_model()).weights
-    fitted = len(counts) >= min_examples_for_weights and len(set(counts.tolist())) >= 3
-    if fitted:
+    bowls = empties if len(empties) >= 2 else None
+    if len(counts) >= min_examples_for_weights and len(set(counts.tolist())) >= 3:
+        features = measure(crops_bgr, config=config, surface_lab=surface_lab, bowl_crops=bowls)
+        small = (counts >= 1) & (counts <= 4)
+        seed_frac = None
+        if small.any():
+            area = features.column("fg_units")[small] * features.seed_area_frac
+            seed_frac = float(np.clip(np.median(area / counts[small]), config.min_seed_area_frac,
+                                      config.max_seed_area_frac))
+            features = measure(crops_bgr, model=SeedModel(seed_area_frac=seed_frac), config=config,
+                               surface_lab=surface_lab, bowl_crops=bowls)
         weights = tuple(float(v) for v in fit_weights(features.matrix, counts))
-    elif seed_frac is None:
-        raise SeedModelError("need crops holding 1 to 3 seeds (to learn the seed size) "
-                             f"or at least {min_examples_for_weights} labelled crops")
-    network = None if fitted else (base or default_seed_model()).network
-    model = SeedModel(weights=weights, network=network, seed_area_frac=seed_frac, source=source, examples=len(counts))
+        model = SeedModel(weights=weights, seed_area_frac=seed_frac, source=source, examples=len(counts))
+    else:
+        reference = base or default_seed_model()
+        # Measured exactly as a live frame is (its own empty-bowl guess), so the scale carries over.
+        features = measure(crops_bgr, model=reference, config=config, surface_lab=surface_lab,
+                           source_radius_px=source_radius_px)
+        raw = np.clip(reference.estimate(features.matrix), 0.0, MAX_COUNT)
+        held = counts > 0
+        denominator = float(np.sum(raw[held] ** 2))
+        scale = float(np.sum(raw[held] * counts[held]) / denominator) if denominator > 0 else 1.0
+        model = SeedModel(weights=reference.weights, network=reference.network,
+                          seed_area_frac=reference.seed_area_frac,
+                          output_scale=float(np.clip(reference.output_scale * scale, 0.3, 4.0)),
+                          source=source, examples=len(counts))
     sigma_seeds, growth = fit_sigmas(np.clip(model.estimate(features.matrix), 0, MAX_COUNT), counts)
-    return SeedModel(weights=weights, network=network, seed_area_frac=seed_frac, sigma_seeds=sigma_seeds,
-                     sigma_growth=growth, source=source, examples=len(counts))
+    return SeedModel(weights=model.weights, network=model.network, seed_area_frac=model.seed_area_frac,
+                     output_scale=model.output_scale, sigma_seeds=sigma_seeds, sigma_growth=growth,
+                     source=source, examples=len(counts))
 
 
 def default_seed_model() -> SeedModel:

@@ -58,7 +58,7 @@ def test_region_limits_what_is_watched() -> None:
 
 
 def test_speed_under_3_ms_per_720p_frame() -> None:
-    # CPU time, not wall time: the test machine is shared, a busy neighbour must not fail this.
+    # This thread's CPU time, not wall time: the machine is shared and other tests may leave threads running.
     rng = np.random.default_rng(0)
     frames = [_noisy(_frame(rng), rng) for _ in range(3)]
     monitor = StabilityMonitor()
@@ -69,9 +69,9 @@ def test_speed_under_3_ms_per_720p_frame() -> None:
         for _ in range(3):  # best of three rounds: a busy shared machine slows some rounds
             times = []
             for i in range(40):
-                t0 = time.process_time()
+                t0 = time.thread_time()
                 monitor.update(frames[i % 3])
-                times.append((time.process_time() - t0) * 1000)
+                times.append((time.thread_time() - t0) * 1000)
             medians.append(statistics.median(times))
     finally:
         cv2.setNumThreads(threads)
