@@ -209,7 +209,7 @@ def robustness(positions: int, games: int, seed: int) -> None:
 
 
 def oracle_observations(truth: dict[str, Any]) -> list[Observation]:
-    """The renderer's true counts as confident readings; hand-ish phases as hand frames."""
+    """The renderer's true counts as confident readings (sigma 0.2 seeds); hand-ish phases as hand frames."""
     out = []
     for frame in truth["frames"]:
         phase = frame["phase"]
@@ -217,7 +217,7 @@ def oracle_observations(truth: dict[str, Any]) -> list[Observation]:
             out.append(Observation(frame["index"], frame["timestamp_s"], HAND))
         else:
             out.append(Observation.from_counts(frame["counts"], frame_index=frame["index"],
-                                               timestamp_s=frame["timestamp_s"]))
+                                               timestamp_s=frame["timestamp_s"], sigma=0.2))
     return out
 
 

@@ -62,9 +62,9 @@ class ReconcileConfig:
     ``illegal_min_excess_nats``: how much better the unconstrained reading must fit
     than the best legal hypothesis before the board is called illegal. One seed moved
     between two small pits costs about 8 nats with a confident reader (sigma 0.35).
-    The "unconstrained reading" holds as many seeds as the best legal board (64, or 64
-    minus the hand part-way through a move); ``total_search_window`` bounds how far from
-    its most likely count each pit is searched for it.
+    The "unconstrained reading" holds at most 64 seeds (a reading of more is brought back
+    to 64 the most likely way); ``total_search_window`` bounds how far from its most
+    likely count each pit is searched for that.
     ``ambiguous_margin_nats``: the best hypothesis must beat the best *different board*
     by this much to be accepted.
     ``in_progress_prior_nats``: prior cost of a part-way board: a stable board is far more
@@ -236,12 +236,12 @@ def reconcile(
             candidates = tuple(sorted((*candidates, *deeper), key=lambda c: -c.score))
             best = candidates[0]
     # Priors rank legal explanations; the misfit alone decides "illegal". The illegal
-    # alternative is any board with the same number of seeds as the best legal one (a
-    # sowing, legal or not, never creates or destroys seeds), so a reading that is off
-    # only because pits were misread up or down is not held against the legal board.
+    # alternative is any board of at most 64 seeds (some may be in the hand; a sowing,
+    # legal or not, never creates seeds), so a reading of more than 64 is first brought
+    # back to 64 the most likely way before it is held against the legal board.
     excess = free_score - best.fit
-    if excess > config.illegal_min_excess_nats:
-        excess = best_with_total(ll, sum(best.board), window=config.total_search_window) - best.fit
+    if sum(observed) > 64 and excess > config.illegal_min_excess_nats:
+        excess = best_with_total(ll, 64, window=config.total_search_window) - best.fit
     runner_up = next((c for c in candidates[1:] if c.board != best.board), None)
     margin = best.score - runner_up.score if runner_up is not None else float("inf")
     common = Reconciliation(

@@ -400,7 +400,11 @@ class Tracker:
             self.in_progress = result.best.progress
             events.append(self._event("in_progress", **(self.in_progress_dict() or {})))
         elif result.status == ILLEGAL:
-            self._raise_alarm(result, events)
+            if self.phase == ILLEGAL_PHASE and self.alarm is not None:
+                # Already alarmed: the referee sees the latest reading, no new alarm.
+                self.alarm["observed"] = board_rows(result.observed or ())
+            else:
+                self._raise_alarm(result, events)
         elif result.status == AMBIGUOUS:
             assert result.best is not None
             events.append(self._event(
