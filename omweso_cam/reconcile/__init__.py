@@ -25,6 +25,7 @@ from omweso_cam.reconcile.scoring import (
     reconcile,
     score_board,
 )
+from omweso_cam.reconcile.tracker import RefereeError, Tracker, TrackerConfig, TrackerEvent
 
 __all__ = [
     "ACCEPTED",
@@ -38,7 +39,11 @@ __all__ = [
     "ReconcileConfig",
     "ReconcileError",
     "Reconciliation",
+    "RefereeError",
     "TraceCache",
+    "Tracker",
+    "TrackerConfig",
+    "TrackerEvent",
     "fit_setup",
     "reconcile",
     "score_board",
