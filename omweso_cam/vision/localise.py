@@ -49,6 +49,7 @@ class LocaliseConfig:
     min_pit_radius_frac: float = 0.012  # pit radius range searched, of the image's longer side
     max_pit_radius_frac: float = 0.06
     edge_keep_ratio: float = 0.8  # board edge: innermost edge at least this strong relative to the strongest
+    pit_search_max_side_px: int = 960  # circles are searched at this size (small boards have small pits)
     hough_edge_threshold: float = 80.0  # Canny high threshold of the circle finder
     hough_min_roundness: float = 0.5  # HOUGH_GRADIENT_ALT circle "perfectness" (0..1)
     candidate_score_ratio: float = 0.6  # refine candidates scoring at least this share of the best
@@ -287,8 +288,9 @@ def find_board(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig
             candidates.setdefault(_quad_key(quad, 0.02 * max(h, w)), quad)
     # The 4x8 lattice of round pits is the strongest evidence there is: when it is found,
     # the board is where it says (edges refine it). Otherwise fall back to segmented regions.
-    by_pits = find_pit_lattice(small, config=config)
+    by_pits = find_pit_lattice(image_bgr, config=config)
     if by_pits is not None:
+        by_pits = (by_pits[0] * scale, by_pits[1] * scale, by_pits[2] * scale)  # into `small` pixels
         score, ordered = best_orientation(small, by_pits[0])
         # Only a short search: the lattice already put each side on the innermost edge.
         fine = replace(config, refine_search_frac=config.refine_search_frac / 3)
@@ -593,7 +595,7 @@ def find_board_by_pits(image_bgr: np.ndarray, *, config: LocaliseConfig = Locali
 def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig()
                      ) -> tuple[np.ndarray, np.ndarray, float] | None:
     """(board corners clockwise, 32 pit centres (unordered), pit radius), image px, from the pits."""
-    small, scale = _downscale(image_bgr, config.work_max_side_px)
+    small, scale = _downscale(image_bgr, config.pit_search_max_side_px)
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
     blobs = _circles(gray, config)
     found = _lattice_from_blobs(blobs)
