@@ -1,9 +1,25 @@
 """Stability: is the board still, is something moving, is a hand over it? (every frame, first stage).
 
-Cheap by design (< 3 ms on a 1280x720 frame): the frame is shrunk to a few
-thousand pixels, compared with the previous frame (motion) and with the last
-stable frame (what changed), and skin-coloured pixels among the changed ones
-mark a hand. "stable" needs ``stable_frames`` quiet frames in a row.
+Cheap by design (well under 3 ms on a 1280x720 frame) and robust to what a real
+webcam does while nothing happens on the board:
+
+* **sensor / compression noise** - the frame is shrunk to about a hundred pixels
+  wide (each small pixel averages dozens of camera pixels) and slightly blurred, and
+  the change threshold grows with the noise of the current frame pair (a robust
+  sigma from the median absolute difference, so a hand covering part of the board
+  does not inflate it);
+* **small camera shake** - a small pixel counts as changed only when it leaves the
+  range (min..max) of its 3x3 neighbourhood in the other frame, both ways round, so
+  a shift of up to one small pixel (about 1% of the frame width) changes nothing;
+* **exposure drift** - the median difference (a global brightness change) is removed.
+
+A **hand** is a large skin-coloured region that changed: skin-coloured by a broad
+YCrCb skin model (all skin tones; no colour of any particular board or renderer)
+among the pixels that differ from the previous frame or from the last stable frame,
+so a wooden board that happens to be skin-coloured never counts, and a hand held
+still over the board still does. After a hand, the seeds get ``settle_frames``
+more quiet frames to settle before "stable"; "stable" otherwise needs
+``stable_frames`` quiet frames in a row.
 """
 
 from __future__ import annotations
@@ -20,20 +36,26 @@ HAND = "hand"
 
 @dataclass(frozen=True)
 class StabilityConfig:
-    """Thresholds of the stability check."""
+    """Thresholds of the stability check (levels are grey levels 0..255 of the shrunk frame)."""
 
-    work_width_px: int = 160  # frames are shrunk to this width
-    motion_threshold_levels: int = 12  # grey-level change (0..255) that counts as a changed pixel
+    work_width_px: int = 96  # frames are shrunk to this width (about 1% of the width per pixel)
+    motion_threshold_levels: int = 10  # least change beyond the neighbourhood range that counts
+    noise_sigmas: float = 5.0  # ... or this many robust noise sigmas of the frame pair, if larger
     moving_min_frac: float = 0.002  # share of changed pixels (vs the previous frame) that means motion
     hand_min_frac: float = 0.03  # share of skin-coloured changed pixels that means a hand
     stable_frames: int = 3  # quiet frames in a row before "stable"
+    settle_frames: int = 0  # extra quiet frames after a hand, for seeds to come to rest
     skin_cr_range: tuple[int, int] = (135, 180)  # YCrCb skin box, widely used for all skin tones
     skin_cb_range: tuple[int, int] = (80, 135)
     skin_min_luma: int = 40
 
 
 class StabilityMonitor:
-    """Feed every frame to :meth:`update`; it answers "stable", "moving" or "hand"."""
+    """Feed every frame to :meth:`update`; it answers "stable", "moving" or "hand".
+
+    Diagnostics of the last frame: :attr:`last_motion_frac`, :attr:`last_hand_frac`,
+    :attr:`last_threshold` (levels).
+    """
 
     def __init__(self, config: StabilityConfig = StabilityConfig()) -> None:
         self.config = config
@@ -41,10 +63,12 @@ class StabilityMonitor:
         self._region_px: np.ndarray | None = None
         self._region_size: tuple[int, int] | None = None
         self._previous: np.ndarray | None = None
-        self._reference: np.ndarray | None = None  # last stable frame (grey)
+        self._reference: np.ndarray | None = None  # last stable frame (small grey)
         self._quiet = 0
+        self._needed = config.stable_frames
         self.last_motion_frac = 0.0
         self.last_hand_frac = 0.0
+        self.last_threshold = 0.0
 
     def set_region(self, corners_px: np.ndarray | None, image_size: tuple[int, int] | None = None) -> None:
         """Watch only the board quad (TL,TR,BR,BL in frame pixels of ``image_size`` (w, h)); None = whole frame."""
@@ -53,8 +77,10 @@ class StabilityMonitor:
         self._region_size = image_size
 
     def reset(self) -> None:
+        """Forget the frames seen (the next frame starts a new quiet run)."""
         self._previous = self._reference = None
         self._quiet = 0
+        self._needed = self.config.stable_frames
 
     def _mask(self, shape: tuple[int, int], frame_size: tuple[int, int]) -> np.ndarray | None:
         if self._region_px is None:
@@ -68,19 +94,45 @@ class StabilityMonitor:
             self._region = mask.astype(bool)
         return self._region
 
+    def _shrink(self, image_bgr: np.ndarray) -> np.ndarray:
+        """The frame at ``work_width_px`` wide, each pixel the mean of its block (BGR uint8)."""
+        h, w = image_bgr.shape[:2]
+        sw = min(self.config.work_width_px, w)
+        sh = max(1, round(h * sw / w))
+        # Bilinear to 4x the work size (each sample is the mean of a 2x2 patch when shrinking
+        # a lot), then exact 4x4 block means: each small pixel averages dozens of camera pixels
+        # (noise down ~8x) for a fraction of a millisecond even on 1080p.
+        if w > 4 * sw:
+            image_bgr = cv2.resize(image_bgr, (4 * sw, 4 * sh), interpolation=cv2.INTER_LINEAR)
+        small = cv2.resize(image_bgr, (sw, sh), interpolation=cv2.INTER_AREA)
+        if small.ndim == 2:
+            small = cv2.cvtColor(small, cv2.COLOR_GRAY2BGR)
+        return small
+
+    def _changed(self, grey: np.ndarray, other: np.ndarray, region: np.ndarray | None,
+                 min_levels: float) -> np.ndarray:
+        """Pixels of ``grey`` outside the 3x3 range of ``other`` (and vice versa) by more than the noise."""
+        diff = grey - other
+        values = diff[region] if region is not None else diff
+        offset = float(np.median(values)) if values.size else 0.0  # global exposure change
+        sigma = 1.4826 * float(np.median(np.abs(values - offset))) if values.size else 0.0
+        threshold = max(min_levels, self.config.noise_sigmas * sigma)
+        self.last_threshold = threshold
+        kernel = np.ones((3, 3), np.uint8)
+        grey = grey - offset
+        other_hi, other_lo = cv2.dilate(other, kernel), cv2.erode(other, kernel)
+        grey_hi, grey_lo = cv2.dilate(grey, kernel), cv2.erode(grey, kernel)
+        return ((grey > other_hi + threshold) | (grey < other_lo - threshold)
+                | (other > grey_hi + threshold) | (other < grey_lo - threshold))
+
     def update(self, image_bgr: np.ndarray) -> str:
         """Classify one frame (BGR uint8, any size)."""
         cfg = self.config
         h, w = image_bgr.shape[:2]
-        sw = min(cfg.work_width_px, w)
-        sh = max(1, round(h * sw / w))
-        # Two-step shrink: a cheap stride then INTER_AREA, both fast on large frames.
-        step = max(1, w // (4 * sw))
-        small = cv2.resize(image_bgr[::step, ::step], (sw, sh), interpolation=cv2.INTER_AREA)
-        if small.ndim == 2:
-            small = cv2.cvtColor(small, cv2.COLOR_GRAY2BGR)
+        small = self._shrink(image_bgr)
+        sh, sw = small.shape[:2]
         ycrcb = cv2.cvtColor(small, cv2.COLOR_BGR2YCrCb)
-        grey = ycrcb[..., 0].astype(np.int16)
+        grey = cv2.GaussianBlur(ycrcb[..., 0].astype(np.float32), (3, 3), 0)
         region = self._mask((sh, sw), (w, h))
         n = float(region.sum()) if region is not None else float(sh * sw)
         if n == 0:
@@ -94,23 +146,26 @@ class StabilityMonitor:
             self._quiet = 0
             self._reference = None
             return MOVING
-        motion = np.abs(grey - previous) > cfg.motion_threshold_levels
+        motion = self._changed(grey, previous, region, cfg.motion_threshold_levels)
         self.last_motion_frac = frac(motion)
         skin = ((ycrcb[..., 1] >= cfg.skin_cr_range[0]) & (ycrcb[..., 1] <= cfg.skin_cr_range[1])
                 & (ycrcb[..., 2] >= cfg.skin_cb_range[0]) & (ycrcb[..., 2] <= cfg.skin_cb_range[1])
                 & (ycrcb[..., 0] >= cfg.skin_min_luma))
         changed = motion
         if self._reference is not None and self._reference.shape == grey.shape:
-            changed = motion | (np.abs(grey - self._reference) > 2 * cfg.motion_threshold_levels)
+            # A hand held still differs from the last stable board, not from the previous frame.
+            changed = motion | self._changed(grey, self._reference, region, 2 * cfg.motion_threshold_levels)
         self.last_hand_frac = frac(skin & changed)
         if self.last_hand_frac >= cfg.hand_min_frac:
             self._quiet = 0
+            self._needed = cfg.stable_frames + cfg.settle_frames
             return HAND
         if self.last_motion_frac >= cfg.moving_min_frac:
             self._quiet = 0
             return MOVING
         self._quiet += 1
-        if self._quiet >= cfg.stable_frames:
+        if self._quiet >= self._needed:
             self._reference = grey
+            self._needed = cfg.stable_frames
             return STABLE
         return MOVING
