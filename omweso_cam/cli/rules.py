@@ -147,6 +147,12 @@ def _moves(args: argparse.Namespace) -> int:
     return 0
 
 
+#: A lap trace longer than this many laps is shown as its head and tail only (a
+#: never-ending move can run to ``max_move_laps`` laps).
+TRACE_HEAD_LAPS = 40
+TRACE_TAIL_LAPS = 10
+
+
 def _play(args: argparse.Namespace) -> int:
     from omweso_cam.rules import Move, Position, apply_move
 
@@ -158,7 +164,13 @@ def _play(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return _fail(str(exc))
     trace = sys.stdout if args.verbose else sys.stderr
-    for number, lap in enumerate(outcome.laps, start=1):
+    laps = outcome.laps
+    for number, lap in enumerate(laps, start=1):
+        if TRACE_HEAD_LAPS < number <= len(laps) - TRACE_TAIL_LAPS:
+            if number == TRACE_HEAD_LAPS + 1:
+                hidden = len(laps) - TRACE_HEAD_LAPS - TRACE_TAIL_LAPS
+                print(f"... {hidden} laps not shown ...", file=trace)
+            continue
         captured = f" ({lap.captured} seeds)" if lap.then == "capture" else ""
         print(
             f"lap {number}: {lap.kind} from {lap.origin} {lap.direction} with {lap.hand}, "
@@ -166,7 +178,13 @@ def _play(args: argparse.Namespace) -> int:
             file=trace,
         )
     if outcome.never_ending:
-        print("never-ending move: the game is annulled", file=trace)
+        how = outcome.result.how if outcome.result is not None else "never_ending"
+        reason = (
+            f"still sowing after {len(laps)} laps (max_move_laps)"
+            if how == "too_long"
+            else "it repeats a state and never ends"
+        )
+        print(f"never-ending move ({reason}): the game is annulled", file=trace)
         print("never_ending")
         return 0
     print(outcome.position.notation())

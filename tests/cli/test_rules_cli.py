@@ -88,3 +88,17 @@ def test_states(capsys: pytest.CaptureFixture[str]) -> None:
     assert states[-1]["board"] == "2,2,0,4,4,4,4,3/2,0,0,1,1,1,1,1/3,3,2,2,2,2,3,3/0,3,1,2,2,2,2,2"
     assert main(["rules", "states", e05, "c2"]) == 2
     assert "holds 1 seed" in capsys.readouterr().err
+
+
+def test_play_shows_a_long_lap_trace_as_head_and_tail_and_names_the_lap_limit(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # c1 here relays for millions of laps before it repeats; a small lap limit cuts it,
+    # and the trace must not list every lap.
+    position = "1,1,0,1,1,0,0,0/0,0,1,0,0,0,0,0/12,0,3,0,11,0,1,2/2,3,7,5,1,5,6,1 S 9 2:0"
+    code = main(["rules", "play", "--rules", "seed", "--option", "max_move_laps=200", position, "c1"])
+    out, err = capsys.readouterr()
+    assert code == 0 and out.strip() == "never_ending"
+    assert "lap 40:" in err and "lap 41:" not in err and "lap 200:" in err
+    assert "150 laps not shown" in err
+    assert "max_move_laps" in err
