@@ -76,3 +76,86 @@ def test_speed_under_3_ms_per_720p_frame() -> None:
     finally:
         cv2.setNumThreads(threads)
     assert min(medians) < 3.0, f"median {min(medians):.2f} ms per frame"
+
+
+def _shifted(frame: np.ndarray, dx: float, dy: float, angle_deg: float = 0.0) -> np.ndarray:
+    h, w = frame.shape[:2]
+    matrix = cv2.getRotationMatrix2D((w / 2, h / 2), angle_deg, 1.0)
+    matrix[:, 2] += (dx, dy)
+    return cv2.warpAffine(frame, matrix, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+
+
+def test_camera_shake_noise_and_exposure_drift_stay_stable() -> None:
+    # A real webcam: every frame shifted by up to 3 px and turned 0.1 deg, sensor noise
+    # (sigma 4 levels) and a slow brightness drift. Nothing on the board changes.
+    rng = np.random.default_rng(3)
+    base = _frame(rng)
+    monitor = StabilityMonitor(StabilityConfig(stable_frames=2))
+    states = []
+    for i in range(12):
+        shaken = _shifted(base, *rng.uniform(-3, 3, 2), angle_deg=float(rng.uniform(-0.1, 0.1)))
+        noise = rng.normal(0, 4, base.shape) + 1.5 * i  # exposure creeps up
+        states.append(monitor.update(np.clip(shaken + noise, 0, 255).astype(np.uint8)))
+    assert states[2:] == [STABLE] * 10, states
+
+
+def test_a_seed_dropped_during_shake_is_still_seen() -> None:
+    rng = np.random.default_rng(4)
+    base = _frame(rng)
+    monitor = StabilityMonitor(StabilityConfig(stable_frames=1))
+    monitor.set_region(np.array([[256, 144], [1024, 144], [1024, 576], [256, 576]], float), (1280, 720))
+    states = [monitor.update(_noisy(_shifted(base, *rng.uniform(-2, 2, 2)), rng)) for _ in range(3)]
+    assert states[1:] == [STABLE, STABLE]
+    dropped = base.copy()
+    # One dark seed on the bare wood between pits (~1.2% of the frame width). Limitation: shake
+    # tolerance hides a seed landing within ~1% of the frame width of another dark seed.
+    cv2.circle(dropped, (460, 265), 16, (25, 25, 30), -1)
+    assert monitor.update(_noisy(_shifted(dropped, 1.0, -1.0), rng)) == MOVING
+
+
+def test_skin_coloured_board_is_not_a_hand_but_a_pale_hand_is() -> None:
+    # Hands are told by skin colour AND change: a board as skin-coloured as a hand never counts.
+    rng = np.random.default_rng(5)
+    base = _frame(rng)
+    base[:] = (110, 150, 205)  # the whole picture skin-toned (BGR)
+    monitor = StabilityMonitor(StabilityConfig(stable_frames=1))
+    states = [monitor.update(_noisy(base, rng)) for _ in range(4)]
+    assert states[1:] == [STABLE] * 3
+    board = _frame(rng)
+    monitor = StabilityMonitor(StabilityConfig(stable_frames=1))
+    for _ in range(3):
+        monitor.update(_noisy(board, rng))
+    hand = board.copy()
+    cv2.ellipse(hand, (700, 420), (260, 110), -30, 0, 360, (150, 170, 215), -1)  # pale skin (BGR)
+    assert monitor.update(_noisy(hand, rng)) == HAND
+
+
+def test_after_a_hand_the_seeds_get_time_to_settle() -> None:
+    rng = np.random.default_rng(6)
+    base = _frame(rng)
+    monitor = StabilityMonitor(StabilityConfig(stable_frames=1, settle_frames=2))
+    for _ in range(3):
+        monitor.update(_noisy(base, rng))
+    hand = base.copy()
+    cv2.ellipse(hand, (600, 300), (220, 120), 20, 0, 360, (120, 150, 200), -1)
+    assert monitor.update(hand) == HAND
+    states = [monitor.update(_noisy(base, rng)) for _ in range(5)]
+    # The first frame differs from the hand frame (where the hand was); then 1 + 2 quiet frames.
+    assert states[0] != STABLE and states[1:] == [MOVING, MOVING, STABLE, STABLE], states
+
+
+def test_rendered_film_hand_frames_never_stable_and_still_runs_found() -> None:
+    # The first 21 frames of a bundled film (set-up, two moves by hand): every hand frame is
+    # not stable, and every still run (set-up / after a move) has stable frames.
+    import json
+
+    from omweso_cam.resources import samples_dir
+
+    folder = samples_dir() / "sequences" / "illegal_sowing"
+    truth = json.loads((folder / "truth.json").read_text())
+    monitor = StabilityMonitor(StabilityConfig(stable_frames=1))
+    said = [monitor.update(cv2.imread(str(folder / f["file"]))) for f in truth["frames"][:21]]
+    hands = [i for i, f in enumerate(truth["frames"][:21]) if f["hand_visible"]]
+    assert hands and all(said[i] != STABLE for i in hands)
+    still = [i for i, f in enumerate(truth["frames"][:21]) if f["phase"] in ("setup", "stable")]
+    assert sum(said[i] == STABLE for i in still) >= len(still) - 4  # the first of each run differs from the last hand frame
