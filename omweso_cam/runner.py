@@ -67,6 +67,7 @@ class RunnerConfig:
     confirm_s: float | None = 0.25
     settle_s: float | None = 0.1
     max_reads_per_stable_run: int = 3
+    lock_board: bool = False  # per-session calibration: locate the board once (see FrameProcessor)
     jpeg_quality: int = 80
     stream_max_width_px: int = 1280
     state_every_frames: int = 10  # publish "state" at least this often (clocks tick)
@@ -87,13 +88,46 @@ class RunnerConfig:
 class FrameProcessor:
     """The vision half of the loop: one frame -> (Observation, Reading | None)."""
 
-    def __init__(self, reader: BoardReader, stability: StabilityMonitor, *, max_reads_per_stable_run: int = 3) -> None:
+    def __init__(self, reader: BoardReader, stability: StabilityMonitor, *, max_reads_per_stable_run: int = 3,
+                 lock_board: bool = False, lock_reads: int = 3, lock_tolerance: float = 0.01) -> None:
         self.reader = reader
         self.stability = stability
         self.max_reads = max_reads_per_stable_run
+        self.lock_board = lock_board
+        self.lock_reads = max(1, lock_reads)
+        self.lock_tolerance = lock_tolerance
+        self.locked_corners_px: np.ndarray | None = None
         self._reads_this_run = 0
         self._last_observation: Observation | None = None
+        self._located: list[np.ndarray] = []
         self.last_reading: Reading | None = None
+
+    def _maybe_lock(self, reading: Reading, size: tuple[int, int]) -> None:
+        """Per-session calibration: once ``lock_reads`` reads in a row find the board at the same
+        place (every corner within ``lock_tolerance`` of the frame diagonal of their median), use
+        the median corners as the calibration. Localisation is then done once (the reader still
+        checks the locked board for drift); one-off localisation failures no longer reach the counts."""
+        import numpy as np
+
+        if not self.lock_board or self.reader.calibration is not None:
+            return
+        if reading.status != "ok" or reading.corners_px is None:
+            self._located.clear()
+            return
+        self._located.append(np.asarray(reading.corners_px, dtype=np.float64))
+        del self._located[:-self.lock_reads]
+        if len(self._located) < self.lock_reads:
+            return
+        stack = np.stack(self._located)
+        median = np.median(stack, axis=0)
+        if float(np.abs(stack - median).max()) > self.lock_tolerance * float(np.hypot(*size)):
+            return
+        from omweso_cam.vision.calibration import Calibration
+        from omweso_cam.vision.pipeline import BoardReader
+
+        self.reader = BoardReader(Calibration(corners_px=median, image_size=size, method="session"),
+                                  config=self.reader.config)
+        self.locked_corners_px = median
 
     def process(self, frame: Frame) -> tuple[Observation, Reading | None]:
         """Classify the frame, and read the board when it is still."""
@@ -112,6 +146,7 @@ class FrameProcessor:
         if reading.corners_px is not None and reading.status == "ok":
             h, w = frame.image.shape[:2]
             self.stability.set_region(reading.corners_px, (w, h))
+            self._maybe_lock(reading, (w, h))
         self._reads_this_run += 1
         self._last_observation = reading.observation if reading.observation.is_stable else None
         return reading.observation, reading
@@ -125,7 +160,8 @@ def make_processor(calibration: Any = None, *, config: RunnerConfig = RunnerConf
 
     settle = config.settle_frames(fps)
     stability = StabilityMonitor(StabilityConfig(stable_frames=settle) if settle else StabilityConfig())
-    return FrameProcessor(BoardReader(calibration), stability, max_reads_per_stable_run=config.max_reads_per_stable_run)
+    return FrameProcessor(BoardReader(calibration), stability, max_reads_per_stable_run=config.max_reads_per_stable_run,
+                          lock_board=config.lock_board)
 
 
 def load_calibration(path: str | Path | None) -> Any:

@@ -76,15 +76,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """`omweso-cam demo`: replay the bundled sample game through the real pipeline as a virtual camera."""
     import tempfile
 
-    from omweso_cam.runner import LiveSession
+    from omweso_cam.runner import LiveSession, RunnerConfig
     from omweso_cam.store import MatchRepository
 
     try:
         truth, video = load_demo(Path(args.game) if args.game else demo_folder())
         with tempfile.TemporaryDirectory(prefix="omweso-demo-") as scratch:
             # Corners clicked on the calibration page go to a scratch file, not the user's folder.
+            # The demo camera never moves: the board is located once (per-session calibration)
+            # and later frames are read at the locked corners (the reader still checks for drift).
             session = LiveSession(str(video), repository=MatchRepository(args.db), rules=truth["rules"],
                                   calibration=Path(scratch) / "calibration.json", realtime=True,
+                                  config=RunnerConfig(lock_board=True),
                                   speed=args.speed, fps=truth.get("fps"))
             session.new_match(south="Demo South", north="Demo North", rules=truth["rules"],
                               first=truth["initial"].split()[1])

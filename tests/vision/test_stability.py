@@ -159,3 +159,50 @@ def test_rendered_film_hand_frames_never_stable_and_still_runs_found() -> None:
     assert hands and all(said[i] != STABLE for i in hands)
     still = [i for i, f in enumerate(truth["frames"][:21]) if f["phase"] in ("setup", "stable")]
     assert sum(said[i] == STABLE for i in still) >= len(still) - 4  # the first of each run differs from the last hand frame
+
+
+class _FakeReader:
+    """Answers every read with the board at the next of the given corner sets."""
+
+    def __init__(self, corners: list[list[list[float]]]) -> None:
+        from omweso_cam.vision.pipeline import ReaderConfig
+
+        self.calibration = None
+        self.config = ReaderConfig()
+        self.corners = corners
+        self.reads = 0
+
+    def read(self, image: np.ndarray, *, frame_index: int = 0, timestamp_s: float = 0.0):  # type: ignore[no-untyped-def]
+        from omweso_cam.observation import Observation
+        from omweso_cam.vision.pipeline import Reading
+
+        corners = np.array(self.corners[min(self.reads, len(self.corners) - 1)], float)
+        self.reads += 1
+        counts = (4,) * 8 + (0,) * 16 + (4,) * 8
+        return Reading("ok", Observation.from_counts(counts, frame_index=frame_index), counts=counts,
+                       confidence=0.9, corners_px=corners)
+
+
+def _processor_after(corners: list[list[list[float]]]):  # type: ignore[no-untyped-def]
+    from omweso_cam.runner import FrameProcessor
+    from omweso_cam.vision.frames import Frame
+
+    frame = _frame(np.random.default_rng(0))
+    processor = FrameProcessor(_FakeReader(corners), StabilityMonitor(StabilityConfig(stable_frames=1)),  # type: ignore[arg-type]
+                               max_reads_per_stable_run=99, lock_board=True)
+    for i in range(len(corners) + 1):
+        processor.process(Frame(i, i / 4, frame))
+    return processor
+
+
+def test_demo_locks_the_board_after_three_agreeing_reads() -> None:
+    quad = [[256.0, 144.0], [1024.0, 144.0], [1024.0, 576.0], [256.0, 576.0]]
+    near = [[x + 3.0, y - 2.0] for x, y in quad]  # 0.25% of the diagonal away
+    processor = _processor_after([quad, near, quad])
+    assert processor.reader.calibration is not None
+    assert processor.reader.calibration.method == "session"
+    assert np.allclose(processor.reader.calibration.corners_px, quad)
+    # One read 40 px off (2.7% of the diagonal) among them: no lock yet.
+    far = [[x + 40.0, y] for x, y in quad]
+    processor = _processor_after([quad, far, quad])
+    assert isinstance(processor.reader, _FakeReader)
