@@ -16,7 +16,7 @@ bottom of the image, unless a calibration says otherwise) at the bottom.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -48,11 +48,25 @@ class LocaliseConfig:
     min_edge_support: float = 25.0  # a segmented quad's sides must sit on edges at least this strong (Sobel units)
     min_pit_radius_frac: float = 0.012  # pit radius range searched, of the image's longer side
     max_pit_radius_frac: float = 0.06
-    edge_keep_ratio: float = 0.8  # board edge: innermost edge at least this strong relative to the strongest
     pit_search_max_side_px: int = 960  # circles are searched at this size (small boards have small pits)
     hough_edge_threshold: float = 80.0  # Canny high threshold of the circle finder
     hough_min_roundness: float = 0.5  # HOUGH_GRADIENT_ALT circle "perfectness" (0..1)
     candidate_score_ratio: float = 0.6  # refine candidates scoring at least this share of the best
+    profiles_per_side: int = 24  # outward profiles searched for each side's edge
+    profile_step_of_pitch: float = 0.02  # sample step along a profile, of the pit pitch
+    colour_window_of_pitch: float = 0.08  # colour compared this far inside and outside an edge point
+    min_edge_points: int = 6  # a side needs at least this many edge points on one line
+    min_edge_inlier_frac: float = 0.4  # ... and at least this share of its profiles
+    edge_line_tolerance_px: float = 1.5  # RANSAC inlier distance at the pit-search scale
+    min_edge_colour_step: float = 6.0  # Lab units: an edge point's outside must differ this much more from the surface
+    max_edge_turn_deg: float = 4.0  # a side's edge may turn this much from the pit lattice's prediction
+    edge_support_keep: float = 0.8  # lines with this share of the best support compete on being innermost
+    edge_step_of_pitch: float = 0.025  # board-edge search step outward from the pits, of the pit pitch
+    max_margin_of_pitch: float = 1.3  # the board's edge lies at most this far beyond the outer pit cells
+    min_board_edge_strength: float = 8.0  # Sobel units: weaker gradient peaks are not board edges
+    min_surface_contrast: float = 15.0  # Lab units: a side's median colour nearer the surface's looks like it
+    max_unlike_inside: float = 0.4  # share of the strips just inside an edge allowed to look unlike the surface
+    min_unlike_outside: float = 0.6  # share of the strips just outside it that must look unlike it
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,7 +108,11 @@ def order_corners(quad: np.ndarray, *, long_side_first: bool | None = None) -> n
     the bottom of the image. ``long_side_first`` says whether the side from the
     clockwise-first point to the next is a long side; ``None`` decides by length.
     """
-    pts = clockwise(quad)
+    return _south_at_bottom(clockwise(quad), long_side_first)
+
+
+def _south_at_bottom(pts: np.ndarray, long_side_first: bool | None) -> np.ndarray:
+    """Clockwise points rolled so that they read TL, TR, BR, BL (see :func:`order_corners`)."""
     lengths = np.linalg.norm(pts - np.roll(pts, -1, axis=0), axis=1)
     if long_side_first is None:
         long_side_first = lengths[0] + lengths[2] >= lengths[1] + lengths[3]
@@ -282,22 +300,19 @@ def find_board(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig
     small, scale = _downscale(image_bgr, config.work_max_side_px)
     h, w = small.shape[:2]
     area = float(h * w)
-    candidates: dict[tuple[int, ...], np.ndarray] = {}
-    for mask in _candidate_masks(small, config):
-        for quad in _quads_from_mask(mask, config.min_board_area_frac * area, config.max_board_area_frac * area):
-            candidates.setdefault(_quad_key(quad, 0.02 * max(h, w)), quad)
     # The 4x8 lattice of round pits is the strongest evidence there is: when it is found,
     # the board is where it says (edges refine it). Otherwise fall back to segmented regions.
     by_pits = find_pit_lattice(image_bgr, config=config)
     if by_pits is not None:
-        by_pits = (by_pits[0] * scale, by_pits[1] * scale, by_pits[2] * scale)  # into `small` pixels
-        score, ordered = best_orientation(small, by_pits[0])
-        # Only a short search: the lattice already put each side on the innermost edge.
-        fine = replace(config, refine_search_frac=config.refine_search_frac / 3)
-        corners = refine_corners(image_bgr, ordered / scale, config=fine)
+        corners, centres, radius = by_pits
+        score = lattice_score(small, corners * scale)
         return BoardLocation(corners, "auto", float(score), {"found_by": "pit lattice",
-                                                             "pit_centers_px": by_pits[1] / scale,
-                                                             "pit_radius_px": by_pits[2] / scale})
+                                                             "pit_centers_px": centres,
+                                                             "pit_radius_px": radius})
+    candidates: dict[tuple[int, ...], np.ndarray] = {}
+    for mask in _candidate_masks(small, config):
+        for quad in _quads_from_mask(mask, config.min_board_area_frac * area, config.max_board_area_frac * area):
+            candidates.setdefault(_quad_key(quad, 0.02 * max(h, w)), quad)
     scored = []
     for quad in candidates.values():
         score, ordered = best_orientation(small, quad)
@@ -586,6 +601,205 @@ def _walk_lattice(pts: np.ndarray, u: np.ndarray, v: np.ndarray, start: int) -> 
     return coords
 
 
+def _board_edges(small: np.ndarray, gray: np.ndarray, lattice_to_image: np.ndarray,
+                 config: LocaliseConfig) -> list[float]:
+    """How far (in pitches) beyond the pit cells' outline each side's top-face edge lies: top, right, bottom, left.
+
+    Along each side's outward direction the candidate edges are the peaks of the image
+    gradient across the side. The board's top-face edge is the innermost one with the
+    board's own surface (sampled between the pits) on its inside and something else
+    on its outside: a grain line has board on both sides, the side face's lower edge and
+    the board's shadow have no board on their inside.
+    """
+    gx, gy = _gradients(gray)
+    h, w = gray.shape
+    lab = cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 0), cv2.COLOR_BGR2LAB).astype(np.float32)
+
+    def sample(lat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        pts = cv2.perspectiveTransform(lat.reshape(-1, 1, 2).astype(np.float64), lattice_to_image).reshape(-1, 2)
+        inside = (pts[:, 0] >= 0) & (pts[:, 0] < w) & (pts[:, 1] >= 0) & (pts[:, 1] < h)
+        xs = np.clip(np.rint(pts[:, 0]).astype(int), 0, w - 1)
+        ys = np.clip(np.rint(pts[:, 1]).astype(int), 0, h - 1)
+        return pts, np.stack([xs, ys], axis=1), inside
+
+    # The board's surface: the points between four pits.
+    between = np.array([(c + 0.5, r + 0.5) for r in range(3) for c in range(7)], np.float64)
+    _, idx, _ = sample(between)
+    surface = lab[idx[:, 1], idx[:, 0]]
+    reference = np.median(surface, axis=0)
+    like_board = config.min_surface_contrast
+
+    step = config.edge_step_of_pitch
+    offsets = np.arange(-3 * step, config.max_margin_of_pitch + 1e-9, step)
+    ts = np.linspace(0.1, 0.9, 30)
+    sides = []
+    for (a, b), outward in ((((-0.5, -0.5), (7.5, -0.5)), (0, -1)), (((7.5, -0.5), (7.5, 3.5)), (1, 0)),
+                            (((7.5, 3.5), (-0.5, 3.5)), (0, 1)), (((-0.5, 3.5), (-0.5, -0.5)), (-1, 0))):
+        out = np.array(outward, np.float64)
+        strength = np.zeros(len(offsets))
+        unlike = np.zeros(len(offsets))
+        for k, off in enumerate(offsets):
+            lat = np.array(a)[None] + off * out + ts[:, None] * (np.array(b) - np.array(a))[None]
+            pts, idx, inside = sample(lat)
+            pts_n, _, _ = sample(lat + 0.05 * out)
+            nvec = pts_n - pts
+            nvec /= np.linalg.norm(nvec, axis=1, keepdims=True) + 1e-9
+            g = np.abs(gx[idx[:, 1], idx[:, 0]] * nvec[:, 0] + gy[idx[:, 1], idx[:, 0]] * nvec[:, 1]) * inside
+            strength[k] = float(np.median(g))
+            # The median colour along the side: robust to seeds, grain and a few stray pixels.
+            colour = np.median(lab[idx[:, 1], idx[:, 0]][inside], axis=0) if inside.any() else None
+            unlike[k] = 1.0 if colour is None else float(np.linalg.norm(colour - reference) > like_board)
+        peaks = [k for k in range(3, len(offsets) - 1)
+                 if strength[k] >= strength[k - 1] and strength[k] >= strength[k + 1]
+                 and strength[k] >= config.min_board_edge_strength]
+        chosen = None
+        for k in peaks:
+            inner = unlike[max(0, k - 3) : k - 1].mean()
+            outer = unlike[k + 2 : k + 5].mean() if k + 2 < len(offsets) else 1.0
+            if inner <= config.max_unlike_inside and outer >= config.min_unlike_outside:
+                chosen = k
+                break
+        if chosen is None:
+            # No edge with board inside and something else outside: the strongest edge.
+            chosen = int(np.argmax(np.where(offsets >= 0, strength, -1)))
+        sides.append(float(max(offsets[chosen], 0.0)))
+    return sides
+
+
+_SIDES = ((((-0.5, -0.5), (7.5, -0.5)), (0.0, -1.0)), (((7.5, -0.5), (7.5, 3.5)), (1.0, 0.0)),
+          (((7.5, 3.5), (-0.5, 3.5)), (0.0, 1.0)), (((-0.5, 3.5), (-0.5, -0.5)), (-1.0, 0.0)))
+
+
+def _board_outline(small: np.ndarray, gray: np.ndarray, lattice_to_image: np.ndarray,
+                   config: LocaliseConfig) -> np.ndarray:
+    """The board's top-face corners (lattice order: top-left, top-right, bottom-right, bottom-left of the lattice).
+
+    Each side is a straight line fitted (RANSAC) through edge points found on profiles
+    running outward from the pit lattice: on each profile the innermost gradient peak
+    with the board's surface colour inside and another colour outside (see
+    :func:`_edge_points`). A side without enough such points falls back to the
+    lattice-parallel line of :func:`_board_edges`.
+    """
+    gx, gy = _gradients(gray)
+    lab = cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 0), cv2.COLOR_BGR2LAB).astype(np.float32)
+    reference = _surface_colour(lab, lattice_to_image)
+    fallback: list[float] | None = None
+    lines = []
+    for k, ((a, b), outward) in enumerate(_SIDES):
+        line = _edge_line(gx, gy, lab, reference, lattice_to_image, np.array(a), np.array(b), np.array(outward), config)
+        if line is None:
+            if fallback is None:
+                fallback = _board_edges(small, gray, lattice_to_image, config)
+            off = fallback[k]
+            ends = np.array([np.array(a) + off * np.array(outward), np.array(b) + off * np.array(outward)])
+            img = cv2.perspectiveTransform(ends.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
+            d = img[1] - img[0]
+            line = (img[0], d / max(float(np.linalg.norm(d)), 1e-9))
+        lines.append(line)
+    corners = []
+    for k in range(4):
+        point = _intersect(lines[(k - 1) % 4], lines[k])
+        if point is None:
+            return _outline_from_offsets(lattice_to_image, _board_edges(small, gray, lattice_to_image, config))
+        corners.append(point)
+    return np.array(corners, np.float64)
+
+
+def _outline_from_offsets(lattice_to_image: np.ndarray, sides: list[float]) -> np.ndarray:
+    top, right, bottom, left = sides
+    corners_lat = np.array([[-0.5 - left, -0.5 - top], [7.5 + right, -0.5 - top], [7.5 + right, 3.5 + bottom],
+                            [-0.5 - left, 3.5 + bottom]], np.float64)
+    return np.asarray(cv2.perspectiveTransform(corners_lat.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2))
+
+
+def _surface_colour(lab: np.ndarray, lattice_to_image: np.ndarray) -> np.ndarray:
+    """Median Lab colour of the board's surface at the points between four pits."""
+    between = np.array([(c + 0.5, r + 0.5) for r in range(3) for c in range(7)], np.float64)
+    pts = cv2.perspectiveTransform(between.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
+    h, w = lab.shape[:2]
+    xs = np.clip(np.rint(pts[:, 0]).astype(int), 0, w - 1)
+    ys = np.clip(np.rint(pts[:, 1]).astype(int), 0, h - 1)
+    return np.asarray(np.median(lab[ys, xs], axis=0))
+
+
+def _edge_line(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.ndarray, lattice_to_image: np.ndarray,
+               a: np.ndarray, b: np.ndarray, outward: np.ndarray,
+               config: LocaliseConfig) -> tuple[np.ndarray, np.ndarray] | None:
+    """(point, unit direction) of one side's top-face edge in image px, or None when too few edge points agree."""
+    h, w = gx.shape
+    step = config.profile_step_of_pitch
+    offsets = np.arange(-0.15, config.max_margin_of_pitch + 1e-9, step)
+    ts = np.linspace(0.06, 0.94, config.profiles_per_side)
+    lat = a[None, None] + ts[:, None, None] * (b - a)[None, None] + offsets[None, :, None] * outward[None, None]
+    pts = cv2.perspectiveTransform(lat.reshape(-1, 1, 2), lattice_to_image).reshape(len(ts), len(offsets), 2)
+    normal = np.gradient(pts, axis=1)
+    normal /= np.linalg.norm(normal, axis=2, keepdims=True) + 1e-9
+    mx, my = pts[..., 0].astype(np.float32), pts[..., 1].astype(np.float32)
+    inside = (pts[..., 0] >= 0) & (pts[..., 0] < w - 1) & (pts[..., 1] >= 0) & (pts[..., 1] < h - 1)
+    g = np.abs(cv2.remap(gx, mx, my, cv2.INTER_LINEAR) * normal[..., 0]
+               + cv2.remap(gy, mx, my, cv2.INTER_LINEAR) * normal[..., 1]) * inside
+    colour = cv2.remap(lab, mx, my, cv2.INTER_LINEAR)
+    # The surface next to this side (light falls off across a board): just outside the outer pit cells.
+    margin = (offsets >= -0.04) & (offsets <= 0.02)
+    local = colour[:, margin][inside[:, margin]]
+    if len(local):
+        reference = np.median(local, axis=0)
+    dist = np.linalg.norm(colour - reference, axis=2)
+    dist = np.where(inside, dist, np.inf)
+    n_in = max(2, round(config.colour_window_of_pitch / step))
+    gap = max(1, round(0.02 / step))
+    # Every edge point with the surface's colour inside and another colour outside, per profile.
+    found: list[tuple[int, int, np.ndarray]] = []  # (profile, offset index, image point)
+    for i in range(len(ts)):
+        gi, di = g[i], dist[i]
+        floor = max(config.min_board_edge_strength, 0.25 * float(gi.max()))
+        for k in range(n_in + gap, len(offsets) - 1 - gap):
+            if not (gi[k] >= floor and gi[k] >= gi[k - 1] and gi[k] > gi[k + 1]):
+                continue
+            inner = float(np.median(di[k - gap - n_in + 1 : k - gap + 1]))
+            outer = float(np.median(di[k + gap : k + gap + n_in]))
+            if inner <= config.min_surface_contrast and outer - inner >= config.min_edge_colour_step:
+                # Sub-sample peak position (parabola through the peak and its neighbours).
+                denom = gi[k - 1] - 2 * gi[k] + gi[k + 1]
+                frac = 0.5 * (gi[k - 1] - gi[k + 1]) / denom if denom < 0 else 0.0
+                found.append((i, k, pts[i, k] + np.clip(frac, -0.5, 0.5) * (pts[i, k + 1] - pts[i, k - 1]) / 2))
+    if len(found) < config.min_edge_points:
+        return None
+    profile = np.array([f[0] for f in found])
+    offset_index = np.array([f[1] for f in found])
+    edge = np.array([f[2] for f in found])
+    # Line hypotheses through pairs of points on different profiles, nearly parallel to the
+    # lattice's own prediction of the side; support = number of profiles with a point on it.
+    # The top face's edge is straight along the whole side; grain lines and seeds are not.
+    i_idx, j_idx = np.triu_indices(len(edge), 1)
+    keep = profile[i_idx] != profile[j_idx]
+    i_idx, j_idx = i_idx[keep], j_idx[keep]
+    d = edge[j_idx] - edge[i_idx]
+    norm = np.linalg.norm(d, axis=1)
+    k_mid = int(np.median(offset_index))
+    predicted = pts[-1, k_mid] - pts[0, k_mid]
+    predicted /= max(float(np.linalg.norm(predicted)), 1e-9)
+    cos = np.abs(d @ predicted) / np.maximum(norm, 1e-9)
+    keep = (norm > 1e-6) & (cos >= np.cos(np.deg2rad(config.max_edge_turn_deg)))
+    if not keep.any():
+        return None
+    i_idx, d, norm = i_idx[keep], d[keep], norm[keep]
+    normals = np.stack([-d[:, 1], d[:, 0]], axis=1) / norm[:, None]
+    near = np.abs(np.einsum("mk,pk->mp", normals, edge) - np.sum(normals * edge[i_idx], axis=1)[:, None])
+    inliers = near < config.edge_line_tolerance_px
+    onehot = np.zeros((len(edge), len(ts)))
+    onehot[np.arange(len(edge)), profile] = 1.0
+    support = ((inliers.astype(np.float64) @ onehot) > 0).sum(axis=1)
+    if support.max() < max(config.min_edge_points, config.min_edge_inlier_frac * len(ts)):
+        return None
+    # Among the well-supported lines, the innermost (the side face's edges lie further out).
+    strong = np.nonzero(support >= config.edge_support_keep * support.max())[0]
+    depth = np.array([offset_index[inliers[m]].mean() for m in strong])
+    best = inliers[strong[int(np.argmin(depth))]]
+    vx, vy, x0, y0 = cv2.fitLine(edge[best].astype(np.float32), cv2.DIST_L2, 0, 0.01, 0.01).ravel()
+    return np.array([x0, y0], np.float64), np.array([vx, vy], np.float64)
+
+
 def find_board_by_pits(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig()) -> np.ndarray | None:
     """Rough board corners (clockwise, image px) from the 4x8 pattern of pits (see :func:`find_pit_lattice`)."""
     found = find_pit_lattice(image_bgr, config=config)
@@ -594,7 +808,7 @@ def find_board_by_pits(image_bgr: np.ndarray, *, config: LocaliseConfig = Locali
 
 def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig()
                      ) -> tuple[np.ndarray, np.ndarray, float] | None:
-    """(board corners clockwise, 32 pit centres (unordered), pit radius), image px, from the pits."""
+    """(board corners TL,TR,BR,BL, 32 pit centres (unordered), pit radius), image px, from the pits."""
     small, scale = _downscale(image_bgr, config.pit_search_max_side_px)
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
     blobs = _circles(gray, config)
@@ -602,42 +816,13 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
     if found is None:
         return None
     lattice_to_image, _ = found
-    gx, gy = _gradients(gray)
-    h, w = gray.shape
-    # Each side: the strongest straight edge between the pit cells' outline and a pitch beyond it.
-    offsets = np.linspace(0.0, 1.3, 40)
-    sides = []
-    for (a, b), outward in ((((-0.5, -0.5), (7.5, -0.5)), (0, -1)), (((7.5, -0.5), (7.5, 3.5)), (1, 0)),
-                            (((7.5, 3.5), (-0.5, 3.5)), (0, 1)), (((-0.5, 3.5), (-0.5, -0.5)), (-1, 0))):
-        ts = np.linspace(0.1, 0.9, 30)
-        strengths = []
-        for off in offsets:
-            pa = np.array(a) + off * np.array(outward)
-            pb = np.array(b) + off * np.array(outward)
-            lat = pa[None] + ts[:, None] * (pb - pa)[None]
-            img_pts = cv2.perspectiveTransform(lat.reshape(-1, 1, 2).astype(np.float64), lattice_to_image).reshape(-1, 2)
-            normal_lat = lat + 0.05 * np.array(outward)
-            img_n = cv2.perspectiveTransform(normal_lat.reshape(-1, 1, 2).astype(np.float64), lattice_to_image).reshape(-1, 2)
-            nvec = img_n - img_pts
-            nvec /= np.linalg.norm(nvec, axis=1, keepdims=True) + 1e-9
-            xs = np.clip(np.rint(img_pts[:, 0]).astype(int), 0, w - 1)
-            ys = np.clip(np.rint(img_pts[:, 1]).astype(int), 0, h - 1)
-            inside = (img_pts[:, 0] >= 0) & (img_pts[:, 0] < w) & (img_pts[:, 1] >= 0) & (img_pts[:, 1] < h)
-            g = np.abs(gx[ys, xs] * nvec[:, 0] + gy[ys, xs] * nvec[:, 1]) * inside
-            strengths.append(float(np.median(g)))
-        # The top face's edge is the innermost strong edge; further out lie the board's side
-        # face and its shadow on the table, often with more contrast.
-        st = np.asarray(strengths)
-        strong = np.nonzero((st >= config.edge_keep_ratio * st.max())
-                            & (st >= np.roll(st, 1)) & (st >= np.roll(st, -1)))[0]
-        sides.append(float(offsets[int(strong[0]) if len(strong) else int(np.argmax(st))]))
-    top, right, bottom, left = sides
-    corners_lat = np.array([[-0.5 - left, -0.5 - top], [7.5 + right, -0.5 - top], [7.5 + right, 3.5 + bottom],
-                            [-0.5 - left, 3.5 + bottom]], np.float64)
-    corners = cv2.perspectiveTransform(corners_lat.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
+    corners = _board_outline(small, gray, lattice_to_image, config)
+    # The lattice knows which sides are long (its rows of 8 run along them).
+    if _signed_area(corners) < 0:
+        corners = corners[::-1].copy()  # a mirrored lattice: clockwise again, a long side still first
     lattice = np.array([(c, r) for r in range(4) for c in range(8)], np.float64)
     centres = cv2.perspectiveTransform(lattice.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
     near = np.linalg.norm(centres[:, None] - blobs[None, :, :2], axis=2)
     pitch = float(np.median(np.linalg.norm(np.diff(centres.reshape(4, 8, 2), axis=1), axis=2)))
     radius = float(np.median(blobs[np.argmin(near, axis=1), 2][near.min(axis=1) < 0.3 * pitch]))
-    return np.asarray(clockwise(corners / scale)), centres / scale, radius / scale
+    return _south_at_bottom(corners / scale, True), centres / scale, radius / scale
