@@ -16,7 +16,7 @@ bottom of the image, unless a calibration says otherwise) at the bottom.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -48,6 +48,7 @@ class LocaliseConfig:
     min_edge_support: float = 25.0  # a segmented quad's sides must sit on edges at least this strong (Sobel units)
     min_pit_radius_frac: float = 0.012  # pit radius range searched, of the image's longer side
     max_pit_radius_frac: float = 0.06
+    min_small_pit_radius_frac: float = 0.006  # second try, for small boards: radii from this up
     pit_search_max_side_px: int = 960  # circles are searched at this size (small boards have small pits)
     hough_edge_threshold: float = 80.0  # Canny high threshold of the circle finder
     hough_min_roundness: float = 0.5  # HOUGH_GRADIENT_ALT circle "perfectness" (0..1)
@@ -457,9 +458,16 @@ def _blobs(gray: np.ndarray, radii_px: np.ndarray, min_response: float) -> np.nd
     return np.array(kept)
 
 
-def _circles(gray: np.ndarray, config: LocaliseConfig) -> np.ndarray:
-    """Round pit openings (x, y, r, rank score): Hough circles on the rims."""
+def _circles(gray: np.ndarray, config: LocaliseConfig, *, small_pits: bool = False) -> np.ndarray:
+    """Round pit openings (x, y, r, rank score): Hough circles on the rims.
+
+    ``small_pits`` searches the radii below the usual range (a small or distant board),
+    where seeds are circles of pit size too, so it is only a second try.
+    """
     side = max(gray.shape[:2])
+    if small_pits:
+        config = replace(config, min_pit_radius_frac=config.min_small_pit_radius_frac,
+                         max_pit_radius_frac=1.5 * config.min_pit_radius_frac)
     circles = cv2.HoughCircles(cv2.GaussianBlur(gray, (5, 5), 0), cv2.HOUGH_GRADIENT_ALT, dp=1.5,
                                minDist=max(4.0, side * config.min_pit_radius_frac * 1.5),
                                param1=config.hough_edge_threshold, param2=config.hough_min_roundness,
@@ -521,16 +529,22 @@ def _lattice_from_blobs(blobs: np.ndarray) -> tuple[np.ndarray, bool] | None:
         cs = np.array([coords[i] for i in ids])
         for along_first in (True, False):
             span = (8, 4) if along_first else (4, 8)
+            # The 8x4 window holding most points; it may reach past the points seen (a hand hides
+            # whole columns); equally full windows: the one centred on the points.
             best_window = None
-            for i0 in range(cs[:, 0].min(), cs[:, 0].max() - span[0] + 2):
-                for j0 in range(cs[:, 1].min(), cs[:, 1].max() - span[1] + 2):
+            lo, hi = cs.min(axis=0), cs.max(axis=0)
+            middle = (lo + hi) / 2.0
+            for i0 in range(min(lo[0], hi[0] - span[0] + 1), max(lo[0], hi[0] - span[0] + 1) + 1):
+                for j0 in range(min(lo[1], hi[1] - span[1] + 1), max(lo[1], hi[1] - span[1] + 1) + 1):
                     inside = ((cs[:, 0] >= i0) & (cs[:, 0] < i0 + span[0]) & (cs[:, 1] >= j0)
                               & (cs[:, 1] < j0 + span[1]))
-                    if best_window is None or inside.sum() > best_window[0]:
-                        best_window = (int(inside.sum()), i0, j0, inside)
-            if best_window is None or best_window[0] < 14:
+                    off_centre = abs(i0 + (span[0] - 1) / 2 - middle[0]) + abs(j0 + (span[1] - 1) / 2 - middle[1])
+                    key = (int(inside.sum()), -off_centre)
+                    if best_window is None or key > best_window[0]:
+                        best_window = (key, i0, j0, inside)
+            if best_window is None or best_window[0][0] < 14:
                 continue
-            n, i0, j0, inside = best_window
+            (n, _), i0, j0, inside = best_window
             src = (cs[inside] - [i0, j0]).astype(np.float32)
             if not along_first:
                 src = src[:, ::-1].copy()  # (col along 8, row along 4)
@@ -588,16 +602,20 @@ def _walk_lattice(pts: np.ndarray, u: np.ndarray, v: np.ndarray, start: int) -> 
         i = queue.pop()
         ui, vi = step[i]
         for di, dj, vec in ((1, 0, ui), (-1, 0, -ui), (0, 1, vi), (0, -1, -vi)):
-            target = pts[i] + vec
-            dist = np.linalg.norm(pts - target, axis=1)
-            j = int(np.argmin(dist))
-            if dist[j] > tol or j in coords:
-                continue
-            coords[j] = (coords[i][0] + di, coords[i][1] + dj)
-            # Follow perspective: the next step along this axis is the one just measured.
-            measured = pts[j] - pts[i]
-            step[j] = (measured * np.sign(di) if di else ui, measured * np.sign(dj) if dj else vi)
-            queue.append(j)
+            # One step, or two when a pit is hidden (a hand, a heap the circle finder missed).
+            for n in (1, 2):
+                target = pts[i] + n * vec
+                dist = np.linalg.norm(pts - target, axis=1)
+                j = int(np.argmin(dist))
+                if dist[j] > tol:
+                    continue
+                if j not in coords:
+                    coords[j] = (coords[i][0] + n * di, coords[i][1] + n * dj)
+                    # Follow perspective: the next step along this axis is the one just measured.
+                    measured = (pts[j] - pts[i]) / n
+                    step[j] = (measured * np.sign(di) if di else ui, measured * np.sign(dj) if dj else vi)
+                    queue.append(j)
+                break
     return coords
 
 
@@ -813,6 +831,9 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
     blobs = _circles(gray, config)
     found = _lattice_from_blobs(blobs)
+    if found is None:
+        blobs = _circles(gray, config, small_pits=True)
+        found = _lattice_from_blobs(blobs)
     if found is None:
         return None
     lattice_to_image, _ = found
