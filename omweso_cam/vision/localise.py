@@ -590,6 +590,8 @@ def _assign_lattice(pts: np.ndarray, u: np.ndarray, v: np.ndarray) -> dict[int, 
         coords = _walk_lattice(pts, u, v, int(start))
         if best is None or len(coords) > len(best):
             best = coords
+        if len(best) >= 0.9 * len(pts):
+            break  # nearly every point reached: other starts cannot do much better
     return best if best is not None and len(best) >= 14 else None
 
 
@@ -617,6 +619,11 @@ def _walk_lattice(pts: np.ndarray, u: np.ndarray, v: np.ndarray, start: int) -> 
                     queue.append(j)
                 break
     return coords
+
+
+#: The lattice's sides (from, to in (col, row) pit units) and their outward directions: top, right, bottom, left.
+_SIDES = ((((-0.5, -0.5), (7.5, -0.5)), (0.0, -1.0)), (((7.5, -0.5), (7.5, 3.5)), (1.0, 0.0)),
+          (((7.5, 3.5), (-0.5, 3.5)), (0.0, 1.0)), (((-0.5, 3.5), (-0.5, -0.5)), (-1.0, 0.0)))
 
 
 def _board_edges(small: np.ndarray, gray: np.ndarray, lattice_to_image: np.ndarray,
@@ -651,22 +658,21 @@ def _board_edges(small: np.ndarray, gray: np.ndarray, lattice_to_image: np.ndarr
     offsets = np.arange(-3 * step, config.max_margin_of_pitch + 1e-9, step)
     ts = np.linspace(0.1, 0.9, 30)
     sides = []
-    for (a, b), outward in ((((-0.5, -0.5), (7.5, -0.5)), (0, -1)), (((7.5, -0.5), (7.5, 3.5)), (1, 0)),
-                            (((7.5, 3.5), (-0.5, 3.5)), (0, 1)), (((-0.5, 3.5), (-0.5, -0.5)), (-1, 0))):
-        out = np.array(outward, np.float64)
-        strength = np.zeros(len(offsets))
-        unlike = np.zeros(len(offsets))
-        for k, off in enumerate(offsets):
-            lat = np.array(a)[None] + off * out + ts[:, None] * (np.array(b) - np.array(a))[None]
-            pts, idx, inside = sample(lat)
-            pts_n, _, _ = sample(lat + 0.05 * out)
-            nvec = pts_n - pts
-            nvec /= np.linalg.norm(nvec, axis=1, keepdims=True) + 1e-9
-            g = np.abs(gx[idx[:, 1], idx[:, 0]] * nvec[:, 0] + gy[idx[:, 1], idx[:, 0]] * nvec[:, 1]) * inside
-            strength[k] = float(np.median(g))
-            # The median colour along the side: robust to seeds, grain and a few stray pixels.
-            colour = np.median(lab[idx[:, 1], idx[:, 0]][inside], axis=0) if inside.any() else None
-            unlike[k] = 1.0 if colour is None else float(np.linalg.norm(colour - reference) > like_board)
+    for (a, b), outward in _SIDES:
+        out, a_, b_ = np.array(outward), np.array(a), np.array(b)
+        lat = a_[None, None] + ts[:, None, None] * (b_ - a_)[None, None] + offsets[None, :, None] * out[None, None]
+        pts, idx, inside = sample(lat.reshape(-1, 2))
+        pts, idx, inside = pts.reshape(len(ts), -1, 2), idx.reshape(len(ts), -1, 2), inside.reshape(len(ts), -1)
+        nvec = np.gradient(pts, axis=1)
+        nvec /= np.linalg.norm(nvec, axis=2, keepdims=True) + 1e-9
+        g = np.abs(gx[idx[..., 1], idx[..., 0]] * nvec[..., 0] + gy[idx[..., 1], idx[..., 0]] * nvec[..., 1]) * inside
+        strength = np.median(g, axis=0)
+        # The median colour along the side: robust to seeds, grain and a few stray pixels.
+        colours = np.where(inside[..., None], lab[idx[..., 1], idx[..., 0]], np.nan)
+        seen = inside.any(axis=0)
+        colour = np.zeros((len(offsets), 3))
+        colour[seen] = np.nanmedian(colours[:, seen], axis=0)
+        unlike = np.where(seen, (np.linalg.norm(colour - reference, axis=1) > like_board).astype(float), 1.0)
         peaks = [k for k in range(3, len(offsets) - 1)
                  if strength[k] >= strength[k - 1] and strength[k] >= strength[k + 1]
                  and strength[k] >= config.min_board_edge_strength]
@@ -682,10 +688,6 @@ def _board_edges(small: np.ndarray, gray: np.ndarray, lattice_to_image: np.ndarr
             chosen = int(np.argmax(np.where(offsets >= 0, strength, -1)))
         sides.append(float(max(offsets[chosen], 0.0)))
     return sides
-
-
-_SIDES = ((((-0.5, -0.5), (7.5, -0.5)), (0.0, -1.0)), (((7.5, -0.5), (7.5, 3.5)), (1.0, 0.0)),
-          (((7.5, 3.5), (-0.5, 3.5)), (0.0, 1.0)), (((-0.5, 3.5), (-0.5, -0.5)), (-1.0, 0.0)))
 
 
 def _board_outline(small: np.ndarray, gray: np.ndarray, lattice_to_image: np.ndarray,
