@@ -67,6 +67,9 @@ class CountConfig:
     max_seed_area_frac: float = 0.25
     seed_area_of_dt_disc: float = 1.25  # seed area / (pi * its distance-transform peak^2): seeds are ellipses
     highlight_levels: float = 30.0  # a highlight is a local L maximum this far above the wood
+    descriptor_cells: int = 0  # pit maps pooled to cells x cells (0: none; a model's own size overrides)
+    max_strength: float = 4.0  # seed strength (units of the seed threshold) is clipped here in the descriptor
+    descriptor_light_levels: float = 25.0  # Lab L difference that is one unit in the descriptor's lightness map
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,9 +81,9 @@ class Network:
     layers: tuple[tuple[tuple[tuple[float, ...], ...], tuple[float, ...]], ...]  # (weights (in, out), bias)
 
     def __post_init__(self) -> None:
-        width = len(FEATURE_NAMES)
-        if len(self.mean) != width or len(self.std) != width:
-            raise SeedModelError(f"network expects {width} features, got mean/std of {len(self.mean)}/{len(self.std)}")
+        width = len(self.mean)
+        if len(self.std) != width or width == 0:
+            raise SeedModelError(f"network mean/std lengths differ or are empty ({len(self.mean)}/{len(self.std)})")
         for w, b in self.layers:
             if len(w) != width or any(len(row) != len(b) for row in w):
                 raise SeedModelError("network layer shapes do not chain")
@@ -113,20 +116,24 @@ class Network:
 
 def train_network(matrix: np.ndarray, counts: np.ndarray, *, hidden: tuple[int, ...] = (32, 16),
                   steps: int = 3000, learning_rate: float = 3e-3, weight_decay: float = 1e-4,
-                  rng: np.random.Generator) -> Network:
-    """Fit a :class:`Network` (Adam, full batch) to count targets; heaps weigh less (noisier)."""
-    x = np.asarray(matrix, np.float64)
-    y = np.asarray(counts, np.float64)[:, None]
-    mean, std = x.mean(axis=0), x.std(axis=0) + 1e-6
-    x = (x - mean) / std
+                  batch_size: int | None = None, rng: np.random.Generator) -> Network:
+    """Fit a :class:`Network` (Adam; full batch, or random batches of ``batch_size``) to counts; heaps weigh less."""
+    x_all = np.asarray(matrix, np.float64)
+    y_all = np.asarray(counts, np.float64)[:, None]
+    mean, std = x_all.mean(axis=0), x_all.std(axis=0) + 1e-6
+    x_all = (x_all - mean) / std
+    x, y = x_all, y_all
     sizes = (x.shape[1], *hidden, 1)
     params = []
     for a, b in itertools.pairwise(sizes):
         params += [rng.normal(0, np.sqrt(2.0 / a), (a, b)), np.zeros(b)]
     m = [np.zeros_like(p) for p in params]
     v = [np.zeros_like(p) for p in params]
-    sample_w = 1.0 / (1.0 + y / 4.0)
     for t in range(1, steps + 1):
+        if batch_size is not None and batch_size < len(y_all):
+            pick = rng.integers(0, len(y_all), batch_size)
+            x, y = x_all[pick], y_all[pick]
+        sample_w = 1.0 / (1.0 + y / 4.0)
         acts = [x]
         h = x
         for k in range(0, len(params), 2):
@@ -156,12 +163,15 @@ class SeedModel:
 
     ``weights`` (one per :data:`FEATURE_NAMES` entry, plus a leading intercept) of
     a linear model; ``None`` uses ``fg_units`` (foreground area in seeds) alone.
+    ``network`` (when set) reads the features followed, if ``descriptor_cells`` > 0, by
+    the pit's pooled seed-strength and lightness maps (:attr:`PitFeatures.descriptor`).
     ``seed_area_frac`` (of the pit disc) fixes one seed's size; ``None`` measures it
     per frame. The count uncertainty is ``sqrt(sigma_seeds^2 + (sigma_growth * n)^2)``.
     """
 
     weights: tuple[float, ...] | None = None
     network: Network | None = None
+    descriptor_cells: int = 0
     seed_area_frac: float | None = None
     output_scale: float = 1.0  # per-board correction learnt from a known position
     sigma_seeds: float = 0.45
@@ -182,10 +192,26 @@ class SeedModel:
             raise SeedModelError(f"output_scale must be positive, got {self.output_scale}")
         if not (self.sigma_seeds > 0 and self.sigma_growth >= 0):
             raise SeedModelError("sigma_seeds must be positive and sigma_growth not negative")
+        if self.descriptor_cells < 0:
+            raise SeedModelError(f"descriptor_cells must not be negative, got {self.descriptor_cells}")
+        if self.network is not None and len(self.network.mean) != self.input_width:
+            raise SeedModelError(f"network reads {len(self.network.mean)} inputs, this model gives it "
+                                 f"{self.input_width} ({len(FEATURE_NAMES)} features + descriptor)")
 
-    def estimate(self, matrix: np.ndarray) -> np.ndarray:
-        """Continuous count estimates for a feature matrix (N, F)."""
+    @property
+    def input_width(self) -> int:
+        """How many numbers the network reads per pit: the features, then the descriptor."""
+        return len(FEATURE_NAMES) + descriptor_width(self.descriptor_cells)
+
+    def estimate(self, matrix: np.ndarray, descriptor: np.ndarray | None = None) -> np.ndarray:
+        """Continuous count estimates for a feature matrix (N, F) and, for a descriptor network, descriptors."""
         if self.network is not None:
+            if self.descriptor_cells:
+                if descriptor is None or descriptor.shape[1] != descriptor_width(self.descriptor_cells):
+                    got = None if descriptor is None else descriptor.shape[1]
+                    raise SeedModelError(f"this seed model needs pit descriptors of {self.descriptor_cells}x"
+                                         f"{self.descriptor_cells} cells (got width {got})")
+                matrix = np.hstack([matrix, descriptor])
             return self.output_scale * self.network(matrix)
         if self.weights is None:
             return self.output_scale * np.asarray(matrix[:, 0], np.float64)
@@ -197,6 +223,7 @@ class SeedModel:
             "features": list(FEATURE_NAMES),
             "weights": None if self.weights is None else [round(w, 6) for w in self.weights],
             "network": None if self.network is None else self.network.to_dict(),
+            "descriptor_cells": self.descriptor_cells,
             "seed_area_frac": self.seed_area_frac,
             "output_scale": self.output_scale,
             "sigma_seeds": self.sigma_seeds,
@@ -220,6 +247,7 @@ class SeedModel:
             return cls(
                 weights=None if weights is None else tuple(float(v) for v in weights),  # type: ignore[attr-defined]
                 network=None if network is None else Network.from_dict(network),  # type: ignore[arg-type]
+                descriptor_cells=int(data.get("descriptor_cells", 0)),  # type: ignore[call-overload]
                 seed_area_frac=None if area is None else float(area),  # type: ignore[arg-type]
                 output_scale=float(data.get("output_scale", 1.0)),  # type: ignore[arg-type]
                 sigma_seeds=float(data.get("sigma_seeds", 0.45)),  # type: ignore[arg-type]
@@ -240,6 +268,7 @@ class PitFeatures:
     matrix: np.ndarray  # (N, len(FEATURE_NAMES))
     seed_area_frac: float  # one seed / pit disc, as used
     masks: np.ndarray  # (N, S, S) bool foreground
+    descriptor: np.ndarray | None = None  # (N, descriptor_width(cells)): pooled seed-strength and lightness maps
 
     def column(self, name: str) -> np.ndarray:
         return np.asarray(self.matrix[:, FEATURE_NAMES.index(name)])
@@ -255,6 +284,7 @@ class PitCounts:
 
     @property
     def counts(self) -> tuple[int, ...]:
+        """The most likely count of every pit."""
         return tuple(int(v) for v in np.argmax(self.log_likelihoods, axis=1))
 
     @property
@@ -286,6 +316,29 @@ def pit_crops(rectified_bgr: np.ndarray, grid: PitGrid, *, config: CountConfig =
     return crops
 
 
+def pit_crops_from_image(image_bgr: np.ndarray, board_from_image: np.ndarray, grid: PitGrid, *,
+                         config: CountConfig = CountConfig()) -> np.ndarray:
+    """Canonical crops (32, S, S, 3) cut straight from the camera image through the board homography.
+
+    The rectified board image is small (a fixed width for the whole board), so its
+    pits hold fewer pixels than the camera spent on them; cutting each crop from the
+    camera image keeps the seeds as sharp as they were taken. Same geometry as
+    :func:`pit_crops` (a square of ``2 * crop_of_radius`` pit radii around each centre).
+    """
+    s = config.crop_px
+    half = config.crop_of_radius * grid.radius_px
+    scale = s / (2 * half)
+    image_from_board = np.linalg.inv(np.asarray(board_from_image, np.float64))
+    crops = np.empty((len(grid.centers_px), s, s, 3), np.uint8)
+    for i, (x, y) in enumerate(grid.centers_px):
+        # crop pixel (u, v) -> rectified (x - half + (u + 0.5) / scale - 0.5, ...) -> camera image.
+        board_from_crop = np.array([[1 / scale, 0, x - half + 0.5 / scale - 0.5],
+                                    [0, 1 / scale, y - half + 0.5 / scale - 0.5], [0, 0, 1]], np.float64)
+        crops[i] = cv2.warpPerspective(image_bgr, image_from_board @ board_from_crop, (s, s),
+                                       flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
+    return crops
+
+
 def normalise_crop(crop_bgr: np.ndarray, *, config: CountConfig = CountConfig()) -> np.ndarray:
     """Resize an external single-pit crop (pit centred, side = 2 * crop_of_radius radii) to canonical size."""
     if crop_bgr.ndim == 2:
@@ -298,6 +351,38 @@ def normalise_crop(crop_bgr: np.ndarray, *, config: CountConfig = CountConfig())
     y0, x0 = (h - side) // 2, (w - side) // 2
     square = np.ascontiguousarray(crop_bgr[y0 : y0 + side, x0 : x0 + side])
     return cv2.resize(square, (config.crop_px, config.crop_px), interpolation=cv2.INTER_AREA)
+
+
+def descriptor_width(cells: int) -> int:
+    """Length of a pit descriptor pooled to ``cells`` x ``cells`` (two maps)."""
+    return 2 * cells * cells
+
+
+def pit_descriptor(strength: np.ndarray, light: np.ndarray, *, cells: int,
+                   config: CountConfig = CountConfig()) -> np.ndarray:
+    """Pool per-pixel maps (N, S, S) of the pit opening to ``cells`` x ``cells`` each (N, 2 * cells^2).
+
+    ``strength``: how seed-like each pixel is, in units of this frame's seed threshold
+    (1 = on the threshold), so it is free of the board's colours and light;
+    ``light``: lightness against the empty bowls, in ``descriptor_light_levels``.
+    Both are dimensionless, which lets a network trained on one look transfer to others.
+    """
+    n, s = strength.shape[:2]
+    r_px = s / 2 / config.crop_of_radius * config.disc_of_radius
+    side = min(s - s % 2, cells * int(np.ceil(2 * r_px / cells)))  # whole pixels per cell when it fits
+    lo = (s - side) // 2
+    out = []
+    for image, limit in ((np.clip(strength, 0.0, config.max_strength), config.max_strength),
+                         (np.clip(light, -limit_of_light(), limit_of_light()), limit_of_light())):
+        box = np.ascontiguousarray(image[:, lo : lo + side, lo : lo + side], np.float32).reshape(n * side, side)
+        pooled = cv2.resize(box, (cells, cells * n), interpolation=cv2.INTER_AREA)
+        out.append(pooled.reshape(n, cells * cells) / limit)
+    return np.asarray(np.hstack(out), np.float64)
+
+
+def limit_of_light() -> float:
+    """Lightness units (of ``descriptor_light_levels``) beyond which the descriptor clips."""
+    return 3.0
 
 
 def _disc(config: CountConfig, of_radius: float) -> np.ndarray:
@@ -316,13 +401,28 @@ def _lab(crops: np.ndarray) -> np.ndarray:
     return lab.reshape(n, s, s, 3)
 
 
+#: Crop side the pixel-sized filters below were designed at; other sizes scale them.
+REFERENCE_CROP_PX = 48
+
+
+def _px(crop_side: int, size: float) -> float:
+    """A filter size in pixels of a ``crop_side`` crop (given at :data:`REFERENCE_CROP_PX`)."""
+    return size * crop_side / REFERENCE_CROP_PX
+
+
+def _kernel(crop_side: int, size: int) -> np.ndarray:
+    """An elliptic structuring element of odd side ``size`` at the reference crop size, scaled."""
+    k = max(3, round(_px(crop_side, size)) | 1)
+    return cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
+
+
 def _texture(lab: np.ndarray) -> np.ndarray:
     """Local texture of lightness: magnitude of a small Laplacian-of-Gaussian, per crop."""
     n, s = lab.shape[:2]
     light = lab[..., 0].reshape(n * s, s)
-    smooth = cv2.GaussianBlur(light, (0, 0), 1.2)
-    lap = np.abs(cv2.Laplacian(smooth, cv2.CV_32F, ksize=3))
-    return cv2.GaussianBlur(lap, (0, 0), 0.8).reshape(n, s, s)
+    smooth = cv2.GaussianBlur(light, (0, 0), _px(s, 1.2))
+    lap = np.abs(cv2.Laplacian(smooth, cv2.CV_32F, ksize=3)) * (s / REFERENCE_CROP_PX) ** 2
+    return np.asarray(cv2.GaussianBlur(lap, (0, 0), _px(s, 0.8)).reshape(n, s, s))
 
 
 def _distance(lab: np.ndarray, template: np.ndarray, config: CountConfig) -> np.ndarray:
@@ -402,11 +502,17 @@ def measure(crops_bgr: np.ndarray, *, model: SeedModel = SeedModel(), config: Co
         med = float(np.median(resid))
         mad = float(np.median(np.abs(resid - med))) * 1.4826
         threshold = max(config.min_foreground_distance, med + config.noise_multiple * max(mad, 1.0))
-        fg = (score_of(lab, texture) > threshold) | chroma | bright
+        strength = score_of(lab, texture) / threshold
     else:
         # No empty bowl to compare with: seed pixels are those unlike shadowed wood.
-        fg = chroma | bright | textured
-    fg &= disc[None]
+        strength = texture / (config.texture_multiple * wood_texture)
+    # Strength: how far past the seed threshold a pixel is (> 1 is seed), whichever cue says so.
+    strength = np.maximum(strength, np.maximum(d_ab / config.chroma_seed_distance, d_l / config.bright_seed_levels))
+    fg = (strength > 1.0) & disc[None]
+    light_map = (lab[..., 0] - template[None, ..., 0]) if empties_lab is not None else d_l
+    cells = model.descriptor_cells or config.descriptor_cells  # a model's own size wins
+    descriptor = (pit_descriptor(strength, light_map / config.descriptor_light_levels, cells=cells, config=config)
+                  if cells else None)
 
     disc_area = float(disc.sum())
     area, blobs, peaks, radii, blob_areas, masks = _blob_stats(fg, config.min_blob_area_frac * disc_area)
@@ -454,7 +560,7 @@ def measure(crops_bgr: np.ndarray, *, model: SeedModel = SeedModel(), config: Co
         units - np.percentile(units, 10),
     ], axis=1)
     del n
-    return PitFeatures(np.asarray(matrix, np.float64), seed_frac, masks)
+    return PitFeatures(np.asarray(matrix, np.float64), seed_frac, masks, descriptor)
 
 
 def _share(mask: np.ndarray, disc: np.ndarray) -> np.ndarray:
@@ -474,12 +580,12 @@ def _spots(light: np.ndarray, disc: np.ndarray, outside: np.ndarray, multiples: 
     n, s = light.shape[:2]
     flat = np.ascontiguousarray(light.reshape(n * s, s), np.float32)
     response = None
-    for sigma in (1.5, 2.2, 3.2):
+    for sigma in (_px(s, 1.5), _px(s, 2.2), _px(s, 3.2)):
         g = cv2.GaussianBlur(flat, (0, 0), sigma)
         r = np.abs(cv2.Laplacian(g, cv2.CV_32F, ksize=3)) * sigma**2
         response = r if response is None else np.maximum(response, r)
     assert response is not None
-    dil = cv2.dilate(response, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5)))
+    dil = cv2.dilate(response, _kernel(s, 5))
     response = response.reshape(n, s, s)
     is_peak = (response >= dil.reshape(n, s, s)) & _disc_like(disc, 0.92)[None]
     noise = float(np.median(response[:, outside])) + 1e-3
@@ -501,8 +607,8 @@ def _highlights(light: np.ndarray, disc: np.ndarray, min_level: float) -> np.nda
     """Specular highlights per crop: local maxima of lightness above ``min_level`` (one per glossy seed)."""
     n, s = light.shape[:2]
     flat = light.reshape(n * s, s)
-    smooth = cv2.GaussianBlur(flat, (0, 0), 1.0)
-    dil = cv2.dilate(smooth, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7)))
+    smooth = cv2.GaussianBlur(flat, (0, 0), _px(s, 1.0))
+    dil = cv2.dilate(smooth, _kernel(s, 7))
     peaks = (smooth >= dil) & (smooth > min_level)
     peaks = peaks.reshape(n, s, s) & disc[None]
     return np.asarray(peaks.sum(axis=(1, 2)))
@@ -532,8 +638,8 @@ def _blob_stats(masks: np.ndarray, min_blob_px: float) -> tuple[
     dist = cv2.distanceTransform(keep.astype(np.uint8), cv2.DIST_L2, 3)
     thickness = np.zeros(count, np.float32)
     np.maximum.at(thickness, labels[keep], dist[keep])
-    dil = cv2.dilate(dist, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5)))
-    peak_mask = (dist >= dil) & (dist > 1.5)
+    dil = cv2.dilate(dist, _kernel(s, 5))
+    peak_mask = (dist >= dil) & (dist > _px(s, 1.5))
     blobs = np.zeros(n, int)
     def tiles_of(image: np.ndarray) -> np.ndarray:
         t = image.reshape(rows, s + gap, cols, s + gap).transpose(0, 2, 1, 3)[:, :, :s, :s]
@@ -553,7 +659,7 @@ def _blob_stats(masks: np.ndarray, min_blob_px: float) -> tuple[
 
 def estimate_counts(features: PitFeatures, *, model: SeedModel = SeedModel()) -> PitCounts:
     """Turn measured features into per-pit log-likelihoods over 0..64."""
-    mu = np.clip(model.estimate(features.matrix), 0.0, float(MAX_COUNT))
+    mu = np.clip(model.estimate(features.matrix, features.descriptor), 0.0, float(MAX_COUNT))
     # Nothing seen at all is an empty pit, whatever the model's intercept says.
     mu = np.where(features.column("fg_units") < 0.3, 0.0, mu)
     counts = np.arange(MAX_COUNT + 1, dtype=np.float64)
@@ -572,11 +678,19 @@ def count_crops(crops_bgr: np.ndarray, *, model: SeedModel = SeedModel(), config
 
 
 def count_seeds(rectified_bgr: np.ndarray, grid: PitGrid, *, model: SeedModel = SeedModel(),
-                config: CountConfig = CountConfig(), source_radius_px: float | None = None) -> PitCounts:
-    """Count the seeds in all 32 pits of a rectified board (``source_radius_px``: pit radius in the camera image)."""
+                config: CountConfig = CountConfig(), source_radius_px: float | None = None,
+                camera_bgr: np.ndarray | None = None, board_from_image: np.ndarray | None = None) -> PitCounts:
+    """Count the seeds in all 32 pits of a rectified board (``source_radius_px``: pit radius in the camera image).
+
+    With the camera image and the homography that rectified it, pits are cut from the
+    camera image (:func:`pit_crops_from_image`: sharper seeds); else from the rectified board.
+    """
     from omweso_cam.vision.grid import surface_colour
 
-    crops = pit_crops(rectified_bgr, grid, config=config)
+    if camera_bgr is not None and board_from_image is not None:
+        crops = pit_crops_from_image(camera_bgr, board_from_image, grid, config=config)
+    else:
+        crops = pit_crops(rectified_bgr, grid, config=config)
     return count_crops(crops, model=model, config=config, surface_lab=surface_colour(rectified_bgr),
                        source_radius_px=source_radius_px)
 
@@ -643,16 +757,18 @@ def fit_seed_model(crops_bgr: np.ndarray, counts: list[int] | np.ndarray, *, con
         # Measured exactly as a live frame is (its own empty-bowl guess), so the scale carries over.
         features = measure(crops_bgr, model=reference, config=config, surface_lab=surface_lab,
                            source_radius_px=source_radius_px)
-        raw = np.clip(reference.estimate(features.matrix), 0.0, MAX_COUNT)
+        raw = np.clip(reference.estimate(features.matrix, features.descriptor), 0.0, MAX_COUNT)
         held = counts > 0
         denominator = float(np.sum(raw[held] ** 2))
         scale = float(np.sum(raw[held] * counts[held]) / denominator) if denominator > 0 else 1.0
         model = SeedModel(weights=reference.weights, network=reference.network,
-                          seed_area_frac=reference.seed_area_frac,
+                          descriptor_cells=reference.descriptor_cells, seed_area_frac=reference.seed_area_frac,
                           output_scale=float(np.clip(reference.output_scale * scale, 0.3, 4.0)),
                           source=source, examples=len(counts))
-    sigma_seeds, growth = fit_sigmas(np.clip(model.estimate(features.matrix), 0, MAX_COUNT), counts)
-    return SeedModel(weights=model.weights, network=model.network, seed_area_frac=model.seed_area_frac,
+    estimates = np.clip(model.estimate(features.matrix, features.descriptor), 0, MAX_COUNT)
+    sigma_seeds, growth = fit_sigmas(estimates, counts)
+    return SeedModel(weights=model.weights, network=model.network, descriptor_cells=model.descriptor_cells,
+                     seed_area_frac=model.seed_area_frac,
                      output_scale=model.output_scale, sigma_seeds=sigma_seeds, sigma_growth=growth,
                      source=source, examples=len(counts))
 
