@@ -135,3 +135,43 @@ def test_board_aspect_from_perspective(tilt_deg: float, turn_deg: float, toleran
     quad = px[:, :2] / px[:, 2:]
     aspect = board_aspect(quad, (w, h))
     assert aspect is not None and abs(aspect / 2.5 - 1) < tolerance
+
+
+def _side_face(drawn_image: np.ndarray, corners: np.ndarray, depth_px: float, bgr: tuple[int, int, int]) -> np.ndarray:
+    """The board's front side face: a band below the South edge (what an oblique camera sees)."""
+    image = drawn_image.copy()
+    bl, br = corners[3], corners[2]
+    down = np.array([0.0, depth_px])
+    band = np.array([bl, br, br + down, bl + down], np.int32)
+    cv2.fillConvexPoly(image, band, bgr, cv2.LINE_AA)
+    return image
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_find_board_takes_the_top_face_not_the_side_face(seed: int) -> None:
+    # A darker side face below the South edge has a stronger outer edge against the light
+    # table than the top face's own edge: the corners must stay on the top face.
+    rng = np.random.default_rng(seed)
+    corners = np.array([[170, 110], [790, 100], [810, 400], [150, 410]], float) + rng.normal(0, 4, (4, 2))
+    drawn = draw_board(list(rng.integers(0, 5, 32)), rng=rng, corners_px=corners, table_bgr=(200, 205, 200))
+    image = _side_face(drawn.image, drawn.corners_px, 26.0, (45, 80, 115))
+    found = find_board(image)
+    assert found is not None
+    err = np.max(np.linalg.norm(found.corners_px - drawn.corners_px, axis=1)) / _diagonal(drawn.corners_px)
+    assert err < 0.01, f"corner error {err:.4f} of the diagonal"
+
+
+def test_find_board_with_a_hand_over_a_whole_column() -> None:
+    rng = np.random.default_rng(21)
+    corners = np.array([[160, 120], [800, 110], [790, 430], [170, 420]], float)
+    drawn = draw_board(list(rng.integers(0, 5, 32)), rng=rng, corners_px=corners)
+    image = drawn.image.copy()
+    # An arm across the board over the pits of file c (third column), beyond both long sides.
+    c_top, c_bottom = drawn.pit_centers_px[2], drawn.pit_centers_px[26]
+    reach = np.array([[-45.0, -140.0], [45.0, -140.0], [45.0, 140.0], [-45.0, 140.0]])
+    arm = (np.array([c_top, c_top, c_bottom, c_bottom]) + reach).astype(np.int32)
+    cv2.fillConvexPoly(image, arm, (120, 160, 215), cv2.LINE_AA)
+    found = find_board(image)
+    assert found is not None
+    err = np.max(np.linalg.norm(found.corners_px - drawn.corners_px, axis=1)) / _diagonal(drawn.corners_px)
+    assert err < 0.01, f"corner error {err:.4f} of the diagonal"
