@@ -48,6 +48,13 @@ def register(subparsers: Any) -> None:
     demo.add_argument("--game", metavar="DIR", default=None,
                       help="replay this filmed game instead (a folder with truth.json and game.mp4 or "
                            "frame_*.jpg, as written by `omweso-cam render sequence`)")
+    demo.add_argument("--referee-setup", action="store_true",
+                      help="act as the referee who checks the set-up against the film's record: confirm "
+                           "truth.json's initial position (like `track --start`) instead of waiting for "
+                           "a valid camera read; every move after it is still read by the camera")
+    demo.add_argument("--lock-board", action="store_true",
+                      help="locate the board once (median corners of the first 3 agreeing reads) and "
+                           "read later frames there")
     _add_server_options(demo, default_port=8000)
     demo.set_defaults(func=cmd_demo)
 
@@ -83,18 +90,20 @@ def cmd_demo(args: argparse.Namespace) -> int:
         truth, video = load_demo(Path(args.game) if args.game else demo_folder())
         with tempfile.TemporaryDirectory(prefix="omweso-demo-") as scratch:
             # Corners clicked on the calibration page go to a scratch file, not the user's folder.
-            # The demo camera never moves: the board is located once (per-session calibration)
-            # and later frames are read at the locked corners (the reader still checks for drift).
             session = LiveSession(str(video), repository=MatchRepository(args.db), rules=truth["rules"],
                                   calibration=Path(scratch) / "calibration.json", realtime=True,
-                                  config=RunnerConfig(lock_board=True),
+                                  config=RunnerConfig(lock_board=args.lock_board),
                                   speed=args.speed, fps=truth.get("fps"))
             session.new_match(south="Demo South", north="Demo North", rules=truth["rules"],
                               first=truth["initial"].split()[1])
             print(f"omweso-cam demo: replaying {video} ({truth.get('frame_count', '?')} frames at "
                   f"{truth.get('fps', '?')} fps x{args.speed:g}) through the real pipeline.")
-            print("The set-up is confirmed automatically once the camera reads a valid one "
-                  "(a referee does it on the Set-up page).")
+            if args.referee_setup:
+                session.confirm_setup(truth["initial"])
+                print(f"omweso-cam demo: set-up confirmed by the referee from the film's record: {truth['initial']}")
+            else:
+                print("The set-up is confirmed automatically once the camera reads a valid one "
+                      "(a referee does it on the Set-up page).")
             helper = SetupConfirmer(session)
             helper.start()
             try:
