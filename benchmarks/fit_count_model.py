@@ -2,11 +2,16 @@
 
     .venv/bin/python benchmarks/fit_count_model.py --render 120 --out calibration/seed_model_default.json
     .venv/bin/python benchmarks/fit_count_model.py --from-dir DIR ...   (images + truth JSON already rendered)
+    .venv/bin/python benchmarks/fit_count_model.py --render 160 --seed 200000 \
+        --recalibrate calibration/seed_model_default.json --out calibration/seed_model_default.json
+        (keep a model's counter, refit only its likelihood shape: sigmas and outlier share)
 
 Pits are cut as the live reader cuts them (its own localiser and pit grid;
 the true corners only where it misses the board), so the model learns the
 features it will meet. Prints the fit's accuracy on a
 held-out quarter of the boards before writing the model fitted on all of them.
+The likelihood shape (count spread, growth with the heap, outlier share) is
+chosen by log-probability of the true counts on that held-out quarter.
 """
 
 from __future__ import annotations
@@ -102,8 +107,10 @@ def report(name: str, est: np.ndarray, counts: np.ndarray) -> None:
 def main(argv: list[str] | None = None) -> int:
     from omweso_cam.vision.count import (
         SeedModel,
-        fit_sigmas,
+        fit_likelihood_shape,
         fit_weights,
+        likelihood_score,
+        load_seed_model,
         save_seed_model,
         train_network,
     )
@@ -119,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--features", type=Path, help="use a feature matrix saved with --cache")
     parser.add_argument("--hidden", default="32,16", help="hidden layer sizes")
     parser.add_argument("--decay", type=float, default=1e-3)
+    parser.add_argument("--recalibrate", type=Path, help="refit only this model's likelihood shape")
     args = parser.parse_args(argv)
     if args.features:
         cached = np.load(args.features)
@@ -133,6 +141,19 @@ def main(argv: list[str] | None = None) -> int:
         x, y, boards = features_of(examples)
         if args.cache:
             np.savez(args.cache, x=x, y=y, boards=boards)
+    if args.recalibrate:
+        old = load_seed_model(str(args.recalibrate))
+        est = np.clip(old.estimate(x), 0, 64)
+        report("model", est, y)
+        new = fit_likelihood_shape(est, y, old)
+        print(f"mean log-probability of the true count: {likelihood_score(est, y, old):.3f} "
+              f"(sigma {old.sigma_seeds:.3f}, growth {old.sigma_growth:.3f}, outliers {old.outlier_share}) -> "
+              f"{likelihood_score(est, y, new):.3f} (sigma {new.sigma_seeds}, growth {new.sigma_growth}, "
+              f"outliers {new.outlier_share})")
+        if args.out:
+            save_seed_model(new, str(args.out))
+            print(f"written {args.out}")
+        return 0
     held = boards % 4 == 3
     w = fit_weights(x[~held], y[~held], ridge=args.ridge)
     linear = SeedModel(weights=tuple(float(v) for v in w))
@@ -141,11 +162,11 @@ def main(argv: list[str] | None = None) -> int:
     model = SeedModel(network=net)
     report("network, train", np.clip(model.estimate(x[~held]), 0, 64), y[~held])
     report("network, held-out boards", np.clip(model.estimate(x[held]), 0, 64), y[held])
+    shape = fit_likelihood_shape(np.clip(model.estimate(x[held]), 0, 64), y[held], model)
     net = train_network(x, y, steps=args.steps, hidden=tuple(int(v) for v in args.hidden.split(',')), weight_decay=args.decay, rng=np.random.default_rng(args.seed))
     model = SeedModel(network=net)
-    s0, g = fit_sigmas(np.clip(model.estimate(x), 0, 64), y)
-    model = SeedModel(network=net, sigma_seeds=s0, sigma_growth=g, source="rendered (default style)",
-                      examples=len(y))
+    model = SeedModel(network=net, sigma_seeds=shape.sigma_seeds, sigma_growth=shape.sigma_growth,
+                      outlier_share=shape.outlier_share, source="rendered (default style)", examples=len(y))
     print(json.dumps(model.to_dict()))
     if args.out:
         save_seed_model(model, str(args.out))

@@ -18,6 +18,7 @@ with the heap, gives the likelihood over counts.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -166,7 +167,9 @@ class SeedModel:
     ``network`` (when set) reads the features followed, if ``descriptor_cells`` > 0, by
     the pit's pooled seed-strength and lightness maps (:attr:`PitFeatures.descriptor`).
     ``seed_area_frac`` (of the pit disc) fixes one seed's size; ``None`` measures it
-    per frame. The count uncertainty is ``sqrt(sigma_seeds^2 + (sigma_growth * n)^2)``.
+    per frame. The count uncertainty is ``sqrt(sigma_seeds^2 + (sigma_growth * n)^2)``;
+    ``outlier_share`` of the probability is spread evenly over 0..64 (a pit misread
+    outright: a hidden seed heap, a glare), so one bad pit is never ruled out.
     """
 
     weights: tuple[float, ...] | None = None
@@ -176,6 +179,7 @@ class SeedModel:
     output_scale: float = 1.0  # per-board correction learnt from a known position
     sigma_seeds: float = 0.45
     sigma_growth: float = 0.12
+    outlier_share: float = 0.0
     source: str = "default"
     examples: int = 0
     notes: dict[str, object] = field(default_factory=dict, compare=False)
@@ -192,6 +196,8 @@ class SeedModel:
             raise SeedModelError(f"output_scale must be positive, got {self.output_scale}")
         if not (self.sigma_seeds > 0 and self.sigma_growth >= 0):
             raise SeedModelError("sigma_seeds must be positive and sigma_growth not negative")
+        if not 0.0 <= self.outlier_share < 1.0:
+            raise SeedModelError(f"outlier_share must be in [0, 1), got {self.outlier_share}")
         if self.descriptor_cells < 0:
             raise SeedModelError(f"descriptor_cells must not be negative, got {self.descriptor_cells}")
         if self.network is not None and len(self.network.mean) != self.input_width:
@@ -228,6 +234,7 @@ class SeedModel:
             "output_scale": self.output_scale,
             "sigma_seeds": self.sigma_seeds,
             "sigma_growth": self.sigma_growth,
+            "outlier_share": self.outlier_share,
             "source": self.source,
             "examples": self.examples,
         }
@@ -252,6 +259,7 @@ class SeedModel:
                 output_scale=float(data.get("output_scale", 1.0)),  # type: ignore[arg-type]
                 sigma_seeds=float(data.get("sigma_seeds", 0.45)),  # type: ignore[arg-type]
                 sigma_growth=float(data.get("sigma_growth", 0.12)),  # type: ignore[arg-type]
+                outlier_share=float(data.get("outlier_share", 0.0)),  # type: ignore[arg-type]
                 source=str(data.get("source", "file")),
                 examples=int(data.get("examples", 0)),  # type: ignore[call-overload]
             )
@@ -665,6 +673,9 @@ def estimate_counts(features: PitFeatures, *, model: SeedModel = SeedModel()) ->
     counts = np.arange(MAX_COUNT + 1, dtype=np.float64)
     sigma = np.sqrt(model.sigma_seeds**2 + (model.sigma_growth * mu) ** 2)
     ll = -0.5 * ((counts[None, :] - mu[:, None]) / sigma[:, None]) ** 2
+    ll -= np.log(np.exp(ll - ll.max(axis=1, keepdims=True)).sum(axis=1, keepdims=True)) + ll.max(axis=1, keepdims=True)
+    if model.outlier_share > 0:
+        ll = np.log((1.0 - model.outlier_share) * np.exp(ll) + model.outlier_share / len(counts))
     return PitCounts(ll, mu, features)
 
 
@@ -719,6 +730,37 @@ def fit_sigmas(estimates: np.ndarray, counts: np.ndarray) -> tuple[float, float]
     return float(np.clip(sigma_seeds, 0.3, 3.0)), float(np.clip(growth, 0.04, 0.6))
 
 
+def likelihood_score(estimates: np.ndarray, counts: np.ndarray, model: SeedModel) -> float:
+    """Mean log-probability a model's likelihood shape gives the true counts (higher is better)."""
+    mu = np.clip(np.asarray(estimates, np.float64), 0.0, float(MAX_COUNT))
+    grid = np.arange(MAX_COUNT + 1, dtype=np.float64)
+    sigma = np.sqrt(model.sigma_seeds**2 + (model.sigma_growth * mu) ** 2)
+    ll = -0.5 * ((grid[None, :] - mu[:, None]) / sigma[:, None]) ** 2
+    p = np.exp(ll - ll.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    p = (1.0 - model.outlier_share) * p + model.outlier_share / len(grid)
+    truth = np.asarray(counts, int)
+    return float(np.mean(np.log(np.maximum(p[np.arange(len(truth)), truth], 1e-300))))
+
+
+def fit_likelihood_shape(estimates: np.ndarray, counts: np.ndarray, model: SeedModel, *,
+                         sigma_seeds: tuple[float, ...] = (0.4, 0.5, 0.6, 0.7, 0.8, 1.0),
+                         sigma_growth: tuple[float, ...] = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35),
+                         outlier_share: tuple[float, ...] = (0.0, 0.01, 0.02, 0.04)) -> SeedModel:
+    """The model with the (sigma_seeds, sigma_growth, outlier_share) that best predict labelled counts.
+
+    Chosen on a grid by mean log-probability of the truth (held-out labels make it calibrated).
+    """
+    best = model
+    best_score = -np.inf
+    for s0, growth, share in itertools.product(sigma_seeds, sigma_growth, outlier_share):
+        candidate = dataclasses.replace(model, sigma_seeds=s0, sigma_growth=growth, outlier_share=share)
+        score = likelihood_score(estimates, counts, candidate)
+        if score > best_score:
+            best, best_score = candidate, score
+    return best
+
+
 def fit_seed_model(crops_bgr: np.ndarray, counts: list[int] | np.ndarray, *, config: CountConfig = CountConfig(),
                    source: str = "examples", surface_lab: np.ndarray | None = None,
                    min_examples_for_weights: int = 100, base: SeedModel | None = None,
@@ -764,12 +806,13 @@ def fit_seed_model(crops_bgr: np.ndarray, counts: list[int] | np.ndarray, *, con
         model = SeedModel(weights=reference.weights, network=reference.network,
                           descriptor_cells=reference.descriptor_cells, seed_area_frac=reference.seed_area_frac,
                           output_scale=float(np.clip(reference.output_scale * scale, 0.3, 4.0)),
-                          source=source, examples=len(counts))
+                          outlier_share=reference.outlier_share, source=source, examples=len(counts))
     estimates = np.clip(model.estimate(features.matrix, features.descriptor), 0, MAX_COUNT)
     sigma_seeds, growth = fit_sigmas(estimates, counts)
     return SeedModel(weights=model.weights, network=model.network, descriptor_cells=model.descriptor_cells,
                      seed_area_frac=model.seed_area_frac,
                      output_scale=model.output_scale, sigma_seeds=sigma_seeds, sigma_growth=growth,
+                     outlier_share=model.outlier_share,
                      source=source, examples=len(counts))
 
 

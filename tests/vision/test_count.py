@@ -13,6 +13,9 @@ from omweso_cam.vision.count import (
     SeedModel,
     SeedModelError,
     descriptor_width,
+    estimate_counts,
+    fit_likelihood_shape,
+    likelihood_score,
     measure,
     pit_crops,
     pit_crops_from_image,
@@ -132,3 +135,34 @@ def test_minibatch_training_fits_a_known_relation() -> None:
     y = np.clip(3.0 + 2.0 * x[:, 0] - x[:, 1], 0, None)
     net = train_network(x, y, hidden=(16,), steps=1500, batch_size=128, rng=np.random.default_rng(1))
     assert np.sqrt(np.mean((net(x) - y) ** 2)) < 0.25
+
+
+def test_likelihood_shape_is_fitted_to_the_errors_it_sees() -> None:
+    """Estimates off by about one seed, with a few gross misreads: the fit widens and adds an outlier floor."""
+    rng = np.random.default_rng(4)
+    counts = rng.integers(0, 10, 4000)
+    estimates = counts + rng.normal(0, 0.9, len(counts))
+    wild = rng.random(len(counts)) < 0.03
+    estimates[wild] = rng.uniform(0, 30, wild.sum())
+    narrow = SeedModel(sigma_seeds=0.4, sigma_growth=0.1)
+    fitted = fit_likelihood_shape(estimates, counts, narrow)
+    assert fitted.sigma_seeds >= 0.7
+    assert fitted.outlier_share > 0
+    assert likelihood_score(estimates, counts, fitted) > likelihood_score(estimates, counts, narrow) + 0.5
+    # Exact estimates need no floor and the narrowest spread on offer.
+    exact = fit_likelihood_shape(counts.astype(float), counts, narrow)
+    assert exact.outlier_share == 0.0 and exact.sigma_seeds == 0.4
+
+
+def test_outlier_share_keeps_every_count_possible_and_round_trips() -> None:
+    crops, _ = _drawn_crops(7)
+    features = measure(crops)
+    plain = estimate_counts(features, model=SeedModel())
+    floored = estimate_counts(features, model=SeedModel(outlier_share=0.05))
+    assert plain.counts == floored.counts
+    assert np.exp(floored.log_likelihoods).min() >= 0.05 / 65 - 1e-12
+    assert np.exp(plain.log_likelihoods).min() < 1e-6
+    np.testing.assert_allclose(np.exp(floored.log_likelihoods).sum(axis=1), 1.0, atol=1e-9)
+    assert SeedModel.from_dict(SeedModel(outlier_share=0.05).to_dict()).outlier_share == 0.05
+    with pytest.raises(SeedModelError, match="outlier_share"):
+        SeedModel(outlier_share=1.0)
