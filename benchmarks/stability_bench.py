@@ -38,9 +38,12 @@ def film_frames(folder: Path) -> tuple[dict, list[np.ndarray]]:
     return truth, images
 
 
-def evaluate(truth: dict, images: list[np.ndarray], config: StabilityConfig) -> dict:
+def evaluate(truth: dict, images: list[np.ndarray], config: StabilityConfig, *, region: bool = False) -> dict:
     """Per-frame agreement of a fresh monitor with the truth phases."""
     monitor = StabilityMonitor(config)
+    if region:  # as the runner does once the board is read: watch only the board quad
+        h, w = images[0].shape[:2]
+        monitor.set_region(np.asarray(truth["frames"][0]["corners_px"], float), (w, h))
     said: list[str] = [monitor.update(image) for image in images]
     still = hand = still_ok = hand_bad = 0
     runs_missed = 0
@@ -82,14 +85,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show", action="store_true", help="print the per-frame answers vs truth")
     parser.add_argument("--stable-frames", type=int, default=1,
                         help="quiet frames before stable (the runner uses settle_s=0.1 s: 1 frame at 4 fps)")
+    parser.add_argument("--region", action="store_true", help="watch only the board (truth corners of frame 0)")
+    parser.add_argument("--hand-min-frac", type=float, default=StabilityConfig().hand_min_frac)
     args = parser.parse_args(argv)
     films = args.films or [*sorted(p.parent for p in (samples_dir() / "sequences").glob("*/truth.json")),
                            samples_dir() / "demo"]
-    config = StabilityConfig(stable_frames=args.stable_frames)
+    config = StabilityConfig(stable_frames=args.stable_frames, hand_min_frac=args.hand_min_frac)
     total = {"still": 0, "still_stable": 0, "hand": 0, "hand_stable": 0}
     for folder in films:
         truth, images = film_frames(folder)
-        result = evaluate(truth, images, config)
+        result = evaluate(truth, images, config, region=args.region)
         med, p95 = timing(images, config)
         for k in total:
             total[k] += result[k]

@@ -42,7 +42,7 @@ class StabilityConfig:
     motion_threshold_levels: int = 10  # least change beyond the neighbourhood range that counts
     noise_sigmas: float = 5.0  # ... or this many robust noise sigmas of the frame pair, if larger
     moving_min_frac: float = 0.002  # share of changed pixels (vs the previous frame) that means motion
-    hand_min_frac: float = 0.03  # share of skin-coloured changed pixels that means a hand
+    hand_min_frac: float = 0.015  # share of skin-coloured changed pixels that means a hand (of the region)
     stable_frames: int = 3  # quiet frames in a row before "stable"
     settle_frames: int = 0  # extra quiet frames after a hand, for seeds to come to rest
     skin_cr_range: tuple[int, int] = (135, 180)  # YCrCb skin box, widely used for all skin tones
