@@ -16,6 +16,7 @@ bottom of the image, unless a calibration says otherwise) at the bottom.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import cv2
@@ -40,6 +41,7 @@ class LocaliseConfig:
     min_board_area_frac: float = 0.06  # of the image area
     max_board_area_frac: float = 0.995
     min_lattice_score: float = 1.6  # pit-pattern contrast (see grid.lattice_score) to accept a segmented quad
+    min_pit_lattice_score: float = 0.2  # the same, for the outline found from the pit lattice
     colour_clusters: tuple[int, ...] = (2, 3, 4)  # k of the k-means colour segmentations tried
     kmeans_side_px: int = 160  # segmentation runs on an image this wide
     refine_search_frac: float = 0.025  # of the board diagonal, each side of a rough edge
@@ -306,10 +308,12 @@ def find_board(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig
     by_pits = find_pit_lattice(image_bgr, config=config)
     if by_pits is not None:
         corners, centres, radius = by_pits
+        # The outline must show the pit pattern too (a dotted cloth's lattice of circles does not).
         score = lattice_score(small, corners * scale)
-        return BoardLocation(corners, "auto", float(score), {"found_by": "pit lattice",
-                                                             "pit_centers_px": centres,
-                                                             "pit_radius_px": radius})
+        if score >= config.min_pit_lattice_score:
+            return BoardLocation(corners, "auto", float(score), {"found_by": "pit lattice",
+                                                                 "pit_centers_px": centres,
+                                                                 "pit_radius_px": radius})
     candidates: dict[tuple[int, ...], np.ndarray] = {}
     for mask in _candidate_masks(small, config):
         for quad in _quads_from_mask(mask, config.min_board_area_frac * area, config.max_board_area_frac * area):
@@ -479,9 +483,12 @@ def _circles(gray: np.ndarray, config: LocaliseConfig, *, small_pits: bool = Fal
     return np.hstack([c, (len(c) - np.arange(len(c)))[:, None].astype(np.float64)])
 
 
-def _lattice_from_blobs(blobs: np.ndarray) -> tuple[np.ndarray, bool] | None:
+def _lattice_from_blobs(blobs: np.ndarray, judge: Callable[[np.ndarray], float] | None = None,
+                        ) -> tuple[np.ndarray, bool] | None:
     """Homography lattice (col, row) -> image of the 4x8 pits among blobs, and whether columns run along u.
 
+    When hidden pits leave the lattice's place on the board open (a hand over whole
+    columns), ``judge`` (lower is better) picks among the equally full placements.
     Returns (H, eight_along_first_axis) or None.
     """
     if len(blobs) < 16:
@@ -530,8 +537,9 @@ def _lattice_from_blobs(blobs: np.ndarray) -> tuple[np.ndarray, bool] | None:
         for along_first in (True, False):
             span = (8, 4) if along_first else (4, 8)
             # The 8x4 window holding most points; it may reach past the points seen (a hand hides
-            # whole columns); equally full windows: the one centred on the points.
-            best_window = None
+            # whole columns). Equally full windows: the one ``judge`` likes best, else the one
+            # centred on the points.
+            windows = []
             lo, hi = cs.min(axis=0), cs.max(axis=0)
             middle = (lo + hi) / 2.0
             for i0 in range(min(lo[0], hi[0] - span[0] + 1), max(lo[0], hi[0] - span[0] + 1) + 1):
@@ -539,17 +547,23 @@ def _lattice_from_blobs(blobs: np.ndarray) -> tuple[np.ndarray, bool] | None:
                     inside = ((cs[:, 0] >= i0) & (cs[:, 0] < i0 + span[0]) & (cs[:, 1] >= j0)
                               & (cs[:, 1] < j0 + span[1]))
                     off_centre = abs(i0 + (span[0] - 1) / 2 - middle[0]) + abs(j0 + (span[1] - 1) / 2 - middle[1])
-                    key = (int(inside.sum()), -off_centre)
-                    if best_window is None or key > best_window[0]:
-                        best_window = (key, i0, j0, inside)
-            if best_window is None or best_window[0][0] < 14:
+                    windows.append((int(inside.sum()), -off_centre, i0, j0, inside))
+            n = max((wdw[0] for wdw in windows), default=0)
+            if n < 14:
                 continue
-            (n, _), i0, j0, inside = best_window
-            src = (cs[inside] - [i0, j0]).astype(np.float32)
-            if not along_first:
-                src = src[:, ::-1].copy()  # (col along 8, row along 4)
-            h, _ = cv2.findHomography(src, pts[ids[inside]].astype(np.float32), cv2.RANSAC, 0.3 * r)
-            if h is not None and (best is None or n > best[0]):
+            full = sorted((wdw for wdw in windows if wdw[0] == n), key=lambda wdw: -wdw[1])
+            choices = []
+            for _, _, i0, j0, inside in full[: 1 if judge is None else 4]:
+                src = (cs[inside] - [i0, j0]).astype(np.float32)
+                if not along_first:
+                    src = src[:, ::-1].copy()  # (col along 8, row along 4)
+                h, _ = cv2.findHomography(src, pts[ids[inside]].astype(np.float32), cv2.RANSAC, 0.3 * r)
+                if h is not None:
+                    choices.append(h)
+            if not choices:
+                continue
+            h = choices[0] if judge is None or len(choices) == 1 else min(choices, key=judge)
+            if best is None or n > best[0]:
                 best = (n, h, along_first)
     if best is None:
         return None
@@ -831,11 +845,16 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
     """(board corners TL,TR,BR,BL, 32 pit centres (unordered), pit radius), image px, from the pits."""
     small, scale = _downscale(image_bgr, config.pit_search_max_side_px)
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    def lopsided(lattice_to_image: np.ndarray) -> float:
+        # A board's margins beyond its pits are alike on opposite sides.
+        top, right, bottom, left = _board_edges(small, gray, lattice_to_image, config)
+        return abs(top - bottom) + abs(left - right)
+
     blobs = _circles(gray, config)
-    found = _lattice_from_blobs(blobs)
+    found = _lattice_from_blobs(blobs, lopsided)
     if found is None:
         blobs = _circles(gray, config, small_pits=True)
-        found = _lattice_from_blobs(blobs)
+        found = _lattice_from_blobs(blobs, lopsided)
     if found is None:
         return None
     lattice_to_image, _ = found
