@@ -493,7 +493,7 @@ def _lattice_from_blobs(blobs: np.ndarray, judge: Callable[[np.ndarray], float] 
     """
     if len(blobs) < 16:
         return None
-    best: tuple[int, np.ndarray, bool] | None = None
+    best: tuple[int, list[np.ndarray], bool] | None = None
     # Pits share one size: try the most populated radius bands.
     bands = np.round(np.log(blobs[:, 2]) / np.log(1.15))
     values, counts = np.unique(bands, return_counts=True)
@@ -562,13 +562,12 @@ def _lattice_from_blobs(blobs: np.ndarray, judge: Callable[[np.ndarray], float] 
                     choices.append(h)
             if not choices:
                 continue
-            h = choices[0] if judge is None or len(choices) == 1 else min(choices, key=judge)
             if best is None or n > best[0]:
-                best = (n, h, along_first)
+                best = (n, choices, along_first)
     if best is None:
         return None
+    h = best[1][0] if judge is None or len(best[1]) == 1 else min(best[1], key=judge)
     # Polish: snap every one of the 32 predicted pits to its nearest circle, refit on all of them.
-    h = best[1]
     lattice = np.array([(c, r) for r in range(4) for c in range(8)], np.float64)
     for _ in range(2):
         predicted = cv2.perspectiveTransform(lattice.reshape(-1, 1, 2), h).reshape(-1, 2)
@@ -640,8 +639,22 @@ _SIDES = ((((-0.5, -0.5), (7.5, -0.5)), (0.0, -1.0)), (((7.5, -0.5), (7.5, 3.5))
           (((7.5, 3.5), (-0.5, 3.5)), (0.0, 1.0)), (((-0.5, 3.5), (-0.5, -0.5)), (-1.0, 0.0)))
 
 
-def _board_edges(small: np.ndarray, gray: np.ndarray, lattice_to_image: np.ndarray,
-                 config: LocaliseConfig) -> list[float]:
+@dataclass(frozen=True, eq=False)
+class _EdgeImages:
+    """What the board-edge search samples, computed once per image: gradients and blurred Lab colour."""
+
+    gx: np.ndarray
+    gy: np.ndarray
+    lab: np.ndarray
+
+    @classmethod
+    def of(cls, small: np.ndarray, gray: np.ndarray) -> _EdgeImages:
+        gx, gy = _gradients(gray)
+        lab = cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 0), cv2.COLOR_BGR2LAB).astype(np.float32)
+        return cls(gx, gy, lab)
+
+
+def _board_edges(images: _EdgeImages, lattice_to_image: np.ndarray, config: LocaliseConfig) -> list[float]:
     """How far (in pitches) beyond the pit cells' outline each side's top-face edge lies: top, right, bottom, left.
 
     Along each side's outward direction the candidate edges are the peaks of the image
@@ -650,9 +663,8 @@ def _board_edges(small: np.ndarray, gray: np.ndarray, lattice_to_image: np.ndarr
     on its outside: a grain line has board on both sides, the side face's lower edge and
     the board's shadow have no board on their inside.
     """
-    gx, gy = _gradients(gray)
-    h, w = gray.shape
-    lab = cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 0), cv2.COLOR_BGR2LAB).astype(np.float32)
+    gx, gy, lab = images.gx, images.gy, images.lab
+    h, w = gx.shape
 
     def sample(lat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         pts = cv2.perspectiveTransform(lat.reshape(-1, 1, 2).astype(np.float64), lattice_to_image).reshape(-1, 2)
@@ -704,8 +716,7 @@ def _board_edges(small: np.ndarray, gray: np.ndarray, lattice_to_image: np.ndarr
     return sides
 
 
-def _board_outline(small: np.ndarray, gray: np.ndarray, lattice_to_image: np.ndarray,
-                   config: LocaliseConfig) -> np.ndarray:
+def _board_outline(images: _EdgeImages, lattice_to_image: np.ndarray, config: LocaliseConfig) -> np.ndarray:
     """The board's top-face corners (lattice order: top-left, top-right, bottom-right, bottom-left of the lattice).
 
     Each side is a straight line fitted (RANSAC) through edge points found on profiles
@@ -714,8 +725,7 @@ def _board_outline(small: np.ndarray, gray: np.ndarray, lattice_to_image: np.nda
     :func:`_edge_points`). A side without enough such points falls back to the
     lattice-parallel line of :func:`_board_edges`.
     """
-    gx, gy = _gradients(gray)
-    lab = cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 0), cv2.COLOR_BGR2LAB).astype(np.float32)
+    gx, gy, lab = images.gx, images.gy, images.lab
     reference = _surface_colour(lab, lattice_to_image)
     fallback: list[float] | None = None
     lines = []
@@ -723,7 +733,7 @@ def _board_outline(small: np.ndarray, gray: np.ndarray, lattice_to_image: np.nda
         line = _edge_line(gx, gy, lab, reference, lattice_to_image, np.array(a), np.array(b), np.array(outward), config)
         if line is None:
             if fallback is None:
-                fallback = _board_edges(small, gray, lattice_to_image, config)
+                fallback = _board_edges(images, lattice_to_image, config)
             off = fallback[k]
             ends = np.array([np.array(a) + off * np.array(outward), np.array(b) + off * np.array(outward)])
             img = cv2.perspectiveTransform(ends.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
@@ -734,7 +744,7 @@ def _board_outline(small: np.ndarray, gray: np.ndarray, lattice_to_image: np.nda
     for k in range(4):
         point = _intersect(lines[(k - 1) % 4], lines[k])
         if point is None:
-            return _outline_from_offsets(lattice_to_image, _board_edges(small, gray, lattice_to_image, config))
+            return _outline_from_offsets(lattice_to_image, _board_edges(images, lattice_to_image, config))
         corners.append(point)
     return np.array(corners, np.float64)
 
@@ -845,9 +855,11 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
     """(board corners TL,TR,BR,BL, 32 pit centres (unordered), pit radius), image px, from the pits."""
     small, scale = _downscale(image_bgr, config.pit_search_max_side_px)
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    images = _EdgeImages.of(small, gray)
+
     def lopsided(lattice_to_image: np.ndarray) -> float:
         # A board's margins beyond its pits are alike on opposite sides.
-        top, right, bottom, left = _board_edges(small, gray, lattice_to_image, config)
+        top, right, bottom, left = _board_edges(images, lattice_to_image, config)
         return abs(top - bottom) + abs(left - right)
 
     blobs = _circles(gray, config)
@@ -858,7 +870,7 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
     if found is None:
         return None
     lattice_to_image, _ = found
-    corners = _board_outline(small, gray, lattice_to_image, config)
+    corners = _board_outline(images, lattice_to_image, config)
     # The lattice knows which sides are long (its rows of 8 run along them).
     if _signed_area(corners) < 0:
         corners = corners[::-1].copy()  # a mirrored lattice: clockwise again, a long side still first
