@@ -48,10 +48,11 @@ def register(subparsers: Any) -> None:
     demo.add_argument("--game", metavar="DIR", default=None,
                       help="replay this filmed game instead (a folder with truth.json and game.mp4 or "
                            "frame_*.jpg, as written by `omweso-cam render sequence`)")
-    demo.add_argument("--referee-setup", action="store_true",
+    demo.add_argument("--referee-setup", action=argparse.BooleanOptionalAction, default=True,
                       help="act as the referee who checks the set-up against the film's record: confirm "
-                           "truth.json's initial position (like `track --start`) instead of waiting for "
-                           "a valid camera read; every move after it is still read by the camera")
+                           "truth.json's initial position (like `track --start`); every move after it is "
+                           "read by the camera (default). --no-referee-setup waits for the camera to read "
+                           "a valid set-up instead (today's counter often misreads it)")
     demo.add_argument("--lock-board", action="store_true",
                       help="locate the board once (median corners of the first 3 agreeing reads) and "
                            "read later frames there")

@@ -1,0 +1,43 @@
+"""The whole camera pipeline on a bundled film: frames -> stability -> reader -> tracker.
+
+This is the product's real job, so it is tested on the committed film itself, not on
+simulated readings. The set-up is given (as the referee confirms it on the dashboard);
+every move must then be recovered from the camera alone.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from omweso_cam.rules import Position, RuleSet
+from omweso_cam.runner import track_source
+from omweso_cam.vision.frames import SourceConfig, open_source
+
+FILM = Path(__file__).resolve().parents[1] / "sample_images" / "sequences" / "illegal_sowing"
+
+
+@pytest.fixture(scope="module")
+def tracked() -> tuple[dict, dict]:
+    truth = json.loads((FILM / "truth.json").read_text(encoding="utf-8"))
+    source = open_source(str(FILM), config=SourceConfig(folder_fps=truth["fps"]))
+    record = track_source(source, RuleSet.preset(truth["rules"]), start=Position.from_notation(truth["initial"]))
+    return truth, record
+
+
+def test_every_move_of_the_film_is_recovered_from_the_camera(tracked: tuple[dict, dict]) -> None:
+    truth, record = tracked
+    assert [ply["move"] for ply in record["plies"]] == truth["moves"]
+    assert record["plies"][-1]["after"] == truth["positions"][-1]
+
+
+@pytest.mark.xfail(strict=True, reason="known: today's seed counter is too noisy to tell the staged "
+                   "one-seed illegal sowing from misreads (false alarms elsewhere, the real one missed)")
+def test_the_staged_illegal_sowing_is_the_only_alarm(tracked: tuple[dict, dict]) -> None:
+    truth, record = tracked
+    alarms = [event["frame"] for event in record["events"] if event["kind"] == "illegal_sowing"]
+    staged = [event["frame"] for event in truth["events"] if event["kind"] == "illegal_sowing"]
+    assert len(alarms) == len(staged) == 1
+    assert abs(alarms[0] - staged[0]) <= 3
