@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import statistics
-import time
-
 import cv2
 import numpy as np
 
@@ -55,27 +52,6 @@ def test_region_limits_what_is_watched() -> None:
     outside = base.copy()
     cv2.rectangle(outside, (0, 0), (150, 100), (0, 0, 255), -1)  # change off the board
     assert monitor.update(outside) == STABLE
-
-
-def test_speed_under_3_ms_per_720p_frame() -> None:
-    # This thread's CPU time, not wall time: the machine is shared and other tests may leave threads running.
-    rng = np.random.default_rng(0)
-    frames = [_noisy(_frame(rng), rng) for _ in range(3)]
-    monitor = StabilityMonitor()
-    threads = cv2.getNumThreads()
-    cv2.setNumThreads(1)  # the target is per core; idle worker threads would bill spin time
-    medians = []
-    try:
-        for _ in range(3):  # best of three rounds: a busy shared machine slows some rounds
-            times = []
-            for i in range(40):
-                t0 = time.thread_time()
-                monitor.update(frames[i % 3])
-                times.append((time.thread_time() - t0) * 1000)
-            medians.append(statistics.median(times))
-    finally:
-        cv2.setNumThreads(threads)
-    assert min(medians) < 3.0, f"median {min(medians):.2f} ms per frame"
 
 
 def _shifted(frame: np.ndarray, dx: float, dy: float, angle_deg: float = 0.0) -> np.ndarray:
