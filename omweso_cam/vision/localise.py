@@ -2,9 +2,13 @@
 
 Three ways, one result type (:class:`BoardLocation`):
 
-* :func:`find_board` - automatic and markerless: candidate quads from colour
-  segmentation and edges, each checked for the 4x8 pattern of pits (which also
-  rejects empty tables), then refined on the image edges;
+* :func:`find_board` - automatic and markerless: first the 4x8 lattice of round
+  pits (Hough circles, a lattice walk that steps over hidden pits, a homography),
+  then each side of the board's top face as a straight line through edge points
+  found outward from the lattice: the innermost well-supported line with the board's
+  surface colour inside and another colour outside (side faces, shadows and grain
+  lines lose). Without a lattice: candidate quads from colour segmentation and
+  edges, each checked for the pit pattern (which also rejects empty tables);
 * :func:`find_markers` - four printed ArUco markers (ids 0..3 = TL, TR, BR, BL
   seen from South) lying just outside the board corners;
 * :func:`parse_corners` - four points given by a person.
