@@ -40,8 +40,11 @@ def test_stream_limit_keeps_threads_for_the_referee(session: FakeSession) -> Non
         for _ in range(4):
             conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
             conn.request("GET", "/events")
-            assert conn.getresponse().status == 200
-            viewers.append(conn)
+            response = conn.getresponse()
+            assert response.status == 200
+            # Keep the response: a collected HTTPResponse closes its socket, and the
+            # server then (rightly) frees that viewer's slot.
+            viewers.append((conn, response))
         extra = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
         extra.request("GET", "/video/stream.mjpg")
         assert extra.getresponse().status == 503
