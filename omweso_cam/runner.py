@@ -430,7 +430,7 @@ class LiveSession:
             elif kind == "game_over" and self.game_id is not None and self.match_id is not None:
                 result = data["result"]
                 self.repository.finish_game(self.game_id, result=result,
-                                            annulled=result is not None and result["how"] == "never_ending")
+                                            annulled=result is not None and result["winner"] is None)
                 points = data["points"]
                 self.repository.set_match_points(self.match_id, south=points["S"], north=points["N"])
             elif kind == "match_over" and self.match_id is not None:
