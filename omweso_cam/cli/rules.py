@@ -66,17 +66,22 @@ def _help(parser: argparse.ArgumentParser) -> int:
     return EXIT_BAD_INPUT
 
 
-def _ruleset(args: argparse.Namespace) -> Any:
+def rules_from_cli(preset: str, options: list[str]) -> Any:
+    """The RuleSet named by ``--rules PRESET`` with its ``--option KEY=VALUE`` overrides."""
     from omweso_cam.rules import RuleSet
 
-    options: dict[str, str] = {}
-    for item in args.option:
+    pairs: dict[str, str] = {}
+    for item in options:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"bad --option {item!r}: expected KEY=VALUE")
-        options[key.strip()] = value
-    rules = RuleSet.preset(args.rules)
-    return rules.with_option_strings(options) if options else rules
+        pairs[key.strip()] = value.strip()
+    rules = RuleSet.preset(preset)
+    return rules.with_option_strings(pairs) if pairs else rules
+
+
+def _ruleset(args: argparse.Namespace) -> Any:
+    return rules_from_cli(args.rules, args.option)
 
 
 def _fail(message: str) -> int:

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from omweso_cam.cli.rules import rules_from_cli
+
 #: Default match database (shared with `omweso-cam serve`).
 DEFAULT_DB = "omweso-cam.sqlite3"
 
@@ -47,19 +49,6 @@ def register(subparsers: Any) -> None:
     records.set_defaults(func=lambda args: (records.print_help(sys.stderr), 2)[1])
 
 
-def _rules(name: str, options: list[str]) -> Any:
-    from omweso_cam.rules import RuleSet
-
-    pairs = {}
-    for item in options:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"--option {item!r}: expected KEY=VALUE")
-        pairs[key.strip()] = value.strip()
-    rules = RuleSet.preset(name)
-    return rules.with_option_strings(pairs) if pairs else rules
-
-
 def cmd_track(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
@@ -74,7 +63,7 @@ def cmd_track(args: argparse.Namespace) -> int:
     from omweso_cam.vision.frames import SourceConfig, SourceError, open_source
 
     try:
-        rules = _rules(args.rules, args.option)
+        rules = rules_from_cli(args.rules, args.option)
         start = Position.from_notation(args.start) if args.start else None
         if start is not None:
             from omweso_cam.rules import validate_setup
