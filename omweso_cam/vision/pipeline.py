@@ -177,6 +177,7 @@ class BoardReader:
     def locate(self, image: np.ndarray) -> tuple[BoardLocation | None, str]:
         """Board corners in the working image: calibration (checked for drift), else auto, else markers."""
         detail = ""
+        moved_score = 0.0
         if self.calibration is not None:
             h, w = image.shape[:2]
             corners = self.calibration.corners_for((w, h))
@@ -188,12 +189,13 @@ class BoardReader:
             if not drift.moved:
                 return BoardLocation(corners, "calibration", drift.score), ""
             self._frames_since_drift_check = 0  # moved: check again on the very next frame
-            detail = f"board moved since calibration (pit pattern score {drift.score:.2f}); re-localised"
+            moved_score = drift.score
+            detail = f"board moved since calibration (pit pattern score {moved_score:.2f}); re-localised"
         found = find_board(image, config=self.config.localise)
         if found is None and self.config.try_markers:
             found = find_markers(image)
         if found is None and detail:
-            detail = f"board moved since calibration and was not found again (score {self.calibration and check_drift(image, self.calibration).score:.2f})"
+            detail = f"board moved since calibration and was not found again (score {moved_score:.2f})"
         return found, detail
 
     def read(self, image_bgr: np.ndarray | None, *, frame_index: int = 0, timestamp_s: float = 0.0) -> Reading:
