@@ -8,6 +8,7 @@ from flask import Blueprint, Response, jsonify, render_template, request
 
 from omweso_cam.dashboard.context import get_session
 from omweso_cam.dashboard.security import error_response
+from omweso_cam.store import UnknownRecordError
 
 bp = Blueprint("records", __name__)
 
@@ -40,10 +41,12 @@ def page() -> str:
 def matches() -> Response:
     """Every match (newest first) with its games, and games recorded outside a match."""
     repository = _repository()
+    games = repository.list_games(None)  # every game, newest first: one query for the whole page
     listed = []
     for match in repository.list_matches():
-        listed.append({**match, "games": repository.list_games(match["id"])})
-    loose = [g for g in repository.list_games(None) if g["match_id"] is None]
+        own = sorted((g for g in games if g["match_id"] == match["id"]), key=lambda g: g["number"])
+        listed.append({**match, "games": own})
+    loose = [g for g in games if g["match_id"] is None]
     return jsonify({"matches": listed, "games": loose})
 
 
@@ -65,11 +68,11 @@ def export(game_id: int) -> Response:
     fmt = request.args.get("fmt", "text")
     if fmt not in EXPORT_FORMATS:
         return error_response(400, f"fmt must be one of {', '.join(EXPORT_FORMATS)}; got {fmt!r}")
-    repository = _repository()
-    if repository.get_game(game_id) is None:
-        return error_response(404, f"no game with id {game_id}")
     mimetype, suffix = EXPORT_FORMATS[fmt]
-    text = repository.export_game(game_id, fmt)
+    try:
+        text = _repository().export_game(game_id, fmt)
+    except UnknownRecordError:
+        return error_response(404, f"no game with id {game_id}")
     return Response(
         text,
         mimetype=mimetype,
