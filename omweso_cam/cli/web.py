@@ -60,12 +60,6 @@ def register(subparsers: Any) -> None:
     demo.set_defaults(func=cmd_demo)
 
 
-def _server_config(args: argparse.Namespace) -> Any:
-    from omweso_cam.dashboard.server import ServerConfig
-
-    return ServerConfig(host=args.host, port=args.port, threads=args.threads)
-
-
 def cmd_serve(args: argparse.Namespace) -> int:
     """`omweso-cam serve`: the live dashboard for one camera."""
     from omweso_cam.runner import LiveSession
