@@ -53,7 +53,11 @@ class RecordedPly:
 
 @dataclass(frozen=True)
 class GameRecord:
-    """A checked game: construction replays every ply and verifies positions and result."""
+    """A checked game: construction replays every ply and verifies positions and result.
+
+    :meth:`play` checks only the ply it adds (the record it extends is already checked),
+    so building a record ply by ply costs one ``apply_move`` per ply.
+    """
 
     rules: RuleSet
     initial: Position
@@ -85,6 +89,22 @@ class GameRecord:
             raise RecordError(f"the record's result {_result_text(self.result)!r} is not the "
                               f"result of its moves, {_result_text(result)!r}")
 
+    @classmethod
+    def _trusted(
+        cls,
+        rules: RuleSet,
+        initial: Position,
+        plies: tuple[RecordedPly, ...],
+        tags: tuple[tuple[str, str], ...],
+        result: GameResult | None,
+    ) -> GameRecord:
+        """Build without replaying: only for :meth:`play`, which has checked every ply it adds."""
+        record = object.__new__(cls)
+        for name, value in (("rules", rules), ("initial", initial), ("plies", plies), ("tags", tags),
+                            ("result", result)):
+            object.__setattr__(record, name, value)
+        return record
+
     # -- building -------------------------------------------------------------------------
     @classmethod
     def from_moves(
@@ -115,7 +135,8 @@ class GameRecord:
         except IllegalMoveError as exc:
             raise RecordError(f"ply {number}: {exc}") from None
         ply = RecordedPly(parsed, outcome.position, outcome.never_ending)
-        return GameRecord(self.rules, self.initial, (*self.plies, ply), self.tags, outcome.result)
+        # ``self`` is checked and ``ply`` was just computed by the engine: no replay needed.
+        return GameRecord._trusted(self.rules, self.initial, (*self.plies, ply), self.tags, outcome.result)
 
     # -- queries ----------------------------------------------------------------------------
     @property

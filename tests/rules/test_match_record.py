@@ -153,3 +153,38 @@ def test_record_rejects_tampering() -> None:
     second = record.plies[1].move
     with pytest.raises(RecordError, match="ply 2"):
         GameRecord.from_moves(record.initial, [record.plies[0].move, record.plies[0].move, second], SEED)
+
+
+def test_building_a_record_applies_each_move_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """play() checks only the new ply: n plies cost n apply_move calls, not n(n+1)/2."""
+    import omweso_cam.rules.record as record_module
+
+    record = _random_game(SEED, 5, plies=20)
+    moves = [str(m) for m in record.moves]
+    assert len(moves) >= 10
+    calls = 0
+    real_apply = record_module.apply_move
+
+    def counting_apply(*args: object, **kwargs: object) -> object:
+        nonlocal calls
+        calls += 1
+        return real_apply(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(record_module, "apply_move", counting_apply)
+    for length in (len(moves) // 2, len(moves)):
+        calls = 0
+        rebuilt = GameRecord.from_moves(record.initial, moves[:length], SEED)
+        assert calls == length
+        calls = 0
+        assert GameRecord.parse(rebuilt.to_text()) == rebuilt
+        assert calls == length
+    calls = 0
+    GameRecord(SEED, record.initial, record.plies, record.tags, record.result)  # direct construction replays
+    assert calls == len(moves)
+
+
+def test_a_record_built_directly_is_still_checked() -> None:
+    record = _random_game(SEED, 6, plies=6)
+    swapped = (record.plies[1], record.plies[0], *record.plies[2:])
+    with pytest.raises(RecordError, match="ply 1"):
+        GameRecord(SEED, record.initial, swapped, record.tags, record.result)
