@@ -290,27 +290,3 @@ def _fit_rims(edges: np.ndarray, nominal: np.ndarray, pitch: float, config: Grid
     centres = centres + fine_offsets[np.argmax(scores[:, :, k], axis=1)]
     return centres, radius
 
-
-def _measure_radius(diff: np.ndarray, centers: np.ndarray, pitch: float, config: GridConfig) -> float:
-    """Pit radius from the mean radial profile of the surface difference around the centres."""
-    radii = np.linspace(0.05, 0.6, 23) * pitch
-    angles = np.linspace(0, 2 * np.pi, 24, endpoint=False)
-    px = centers[:, 0, None, None] + radii[None, :, None] * np.cos(angles)[None, None, :]
-    py = centers[:, 1, None, None] + radii[None, :, None] * np.sin(angles)[None, None, :]
-    h, w = diff.shape
-    vals = diff[np.clip(py.astype(int), 0, h - 1), np.clip(px.astype(int), 0, w - 1)]
-    profile = np.median(vals.mean(axis=2), axis=0)  # median over pits: robust to heaps
-    outer = float(np.median(profile[-4:]))
-    inner = float(np.max(profile[: len(profile) // 2]))
-    if inner - outer < 3.0:
-        return 0.4 * pitch
-    half = outer + 0.5 * (inner - outer)
-    peak = int(np.argmax(profile[: len(profile) // 2]))
-    below = np.nonzero(profile[peak:] < half)[0]
-    if len(below) == 0:
-        return config.max_radius_of_pitch * pitch
-    j = peak + int(below[0])
-    # Linear interpolation between the samples either side of the half level.
-    r0, r1, v0, v1 = radii[j - 1], radii[j], profile[j - 1], profile[j]
-    r = r0 + (v0 - half) / max(v0 - v1, 1e-6) * (r1 - r0) if j > 0 else radii[j]
-    return float(np.clip(r, config.min_radius_of_pitch * pitch, config.max_radius_of_pitch * pitch))

@@ -442,30 +442,6 @@ def _intersect(l1: tuple[np.ndarray, np.ndarray], l2: tuple[np.ndarray, np.ndarr
 # --------------------------------------------------------------------------- pit lattice
 
 
-def _blobs(gray: np.ndarray, radii_px: np.ndarray, min_response: float) -> np.ndarray:
-    """Blobs (x, y, r, response) of either polarity: scale-normalised Laplacian-of-Gaussian peaks."""
-    found = []
-    g = gray.astype(np.float32)
-    for r in radii_px:
-        sigma = r / np.sqrt(2.0)
-        response = np.abs(cv2.Laplacian(cv2.GaussianBlur(g, (0, 0), sigma), cv2.CV_32F, ksize=3)) * sigma**2
-        k = max(3, int(r) | 1)
-        peaks = (response >= cv2.dilate(response, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))))
-        peaks &= response > min_response
-        ys, xs = np.nonzero(peaks)
-        found += [(float(x), float(y), float(r), float(response[y, x])) for x, y in zip(xs, ys, strict=True)]
-    if not found:
-        return np.zeros((0, 4))
-    blobs = np.array(sorted(found, key=lambda b: -b[3]))
-    kept: list[np.ndarray] = []
-    for b in blobs[:2000]:
-        if all((b[0] - k[0]) ** 2 + (b[1] - k[1]) ** 2 > (0.8 * max(b[2], k[2])) ** 2 for k in kept):
-            kept.append(b)
-        if len(kept) >= 300:
-            break
-    return np.array(kept)
-
-
 def _circles(gray: np.ndarray, config: LocaliseConfig, *, small_pits: bool = False) -> np.ndarray:
     """Round pit openings (x, y, r, rank score): Hough circles on the rims.
 
@@ -846,12 +822,6 @@ def _edge_line(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.nd
     best = inliers[strong[int(np.argmin(depth))]]
     vx, vy, x0, y0 = cv2.fitLine(edge[best].astype(np.float32), cv2.DIST_L2, 0, 0.01, 0.01).ravel()
     return np.array([x0, y0], np.float64), np.array([vx, vy], np.float64)
-
-
-def find_board_by_pits(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig()) -> np.ndarray | None:
-    """Rough board corners (clockwise, image px) from the 4x8 pattern of pits (see :func:`find_pit_lattice`)."""
-    found = find_pit_lattice(image_bgr, config=config)
-    return None if found is None else found[0]
 
 
 def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig()

@@ -16,7 +16,6 @@ import numpy as np
 
 from omweso_cam.vision.synth.geometry import BoardGeometry
 from omweso_cam.vision.synth.scene import Scene, seed_colours
-from omweso_cam.vision.synth.textures import rgb01
 
 #: Random spots tried for each seed added to a pit (the lowest wins).
 _SETTLE_CANDIDATES = 10
@@ -250,7 +249,3 @@ def draw_seeds(
         zb = zbuf[y0:y1, x0:x1]
         zb[visible] = t[visible]
 
-
-def seeds_rgb(scene: Scene) -> np.ndarray:
-    """Mean seed colour of the scene's palette, float RGB 0..1 (for tests and summaries)."""
-    return np.asarray(np.mean([rgb01(c) for c in seed_colours(scene.seed_palette)], axis=0))
