@@ -79,6 +79,7 @@ class MatchRepository:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
+        self._games_version = 0
         self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._conn.row_factory = sqlite3.Row
         self._conn.execute("PRAGMA foreign_keys = ON")
@@ -109,7 +110,8 @@ class MatchRepository:
                 conn.execute(f"PRAGMA user_version = {int(migration.version)}")
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
+    def _transaction(self, *, games: bool = False) -> Iterator[sqlite3.Connection]:
+        """One committed write; ``games=True`` when it writes games or plies (bumps :attr:`games_version`)."""
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
@@ -118,6 +120,8 @@ class MatchRepository:
                 self._conn.execute("ROLLBACK")
                 raise
             self._conn.execute("COMMIT")
+            if games:
+                self._games_version += 1
 
     def _query(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]:
         with self._lock:
@@ -182,7 +186,7 @@ class MatchRepository:
         if match_id is not None:
             self._match_row(match_id)
         status = "setup" if initial is None else "playing"
-        with self._transaction() as conn:
+        with self._transaction(games=True) as conn:
             cur = conn.execute(
                 "INSERT INTO games (match_id, number, rules, options, initial, tags, status, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -193,7 +197,7 @@ class MatchRepository:
     def set_initial(self, game_id: int, initial: str) -> None:
         """The confirmed set-up position of a game; the game is then being played."""
         self._game_row(game_id)
-        with self._transaction() as conn:
+        with self._transaction(games=True) as conn:
             conn.execute("UPDATE games SET initial = ?, status = 'playing' WHERE id = ?", (initial, game_id))
 
     def add_ply(
@@ -214,7 +218,7 @@ class MatchRepository:
         last = self._query("SELECT COALESCE(MAX(n), 0) AS n FROM plies WHERE game_id = ?", (game_id,))
         if n != int(last[0]["n"]) + 1:
             raise StoreError(f"game {game_id}: ply {n} does not follow ply {last[0]['n']}")
-        with self._transaction() as conn:
+        with self._transaction(games=True) as conn:
             conn.execute(
                 "INSERT INTO plies (game_id, n, move, side, after, frame, time_s, recorded_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -245,7 +249,7 @@ class MatchRepository:
         """Close a game with its result (``{"winner", "how", "points"}``) or as annulled."""
         self._game_row(game_id)
         status = "annulled" if annulled else "finished"
-        with self._transaction() as conn:
+        with self._transaction(games=True) as conn:
             conn.execute(
                 "UPDATE games SET status = ?, result = ?, finished_at = ? WHERE id = ?",
                 (status, None if result is None else _dumps(result), _now(), game_id),
@@ -291,20 +295,31 @@ class MatchRepository:
         return match
 
     def list_games(self, match_id: int | None = None) -> list[dict[str, Any]]:
-        """The games of a match in order; with ``None``, every game (newest first)."""
+        """The games of a match in order; with ``None``, every game (newest first).
+
+        One query, ply counts included (``ply_count``), however many games there are.
+        """
         if match_id is None:
-            rows = self._query("SELECT * FROM games ORDER BY id DESC")
+            rows = self._query(f"{_GAMES_WITH_PLY_COUNT} ORDER BY g.id DESC")
         else:
-            rows = self._query("SELECT * FROM games WHERE match_id = ? ORDER BY number", (match_id,))
+            rows = self._query(f"{_GAMES_WITH_PLY_COUNT} WHERE g.match_id = ? ORDER BY g.number", (match_id,))
         return [self._game_dict(r, with_plies=False) for r in rows]
 
     def get_game(self, game_id: int) -> dict[str, Any] | None:
         """One game with its plies and events, or None."""
-        try:
-            row = self._game_row(game_id)
-        except UnknownRecordError:
-            return None
-        return self._game_dict(row, with_plies=True)
+        rows = self._query(f"{_GAMES_WITH_PLY_COUNT} WHERE g.id = ?", (game_id,))
+        return self._game_dict(rows[0], with_plies=True) if rows else None
+
+    @property
+    def games_version(self) -> tuple[int, int]:
+        """A value that changes whenever a game or a ply is written (for callers that cache game lists).
+
+        Our own writes of games and plies are counted; SQLite's ``data_version`` changes
+        when another connection (e.g. ``records import`` in another process) commits.
+        """
+        with self._lock:
+            data_version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+            return self._games_version, data_version
 
     def _game_dict(self, row: sqlite3.Row, *, with_plies: bool) -> dict[str, Any]:
         game: dict[str, Any] = {
@@ -320,8 +335,7 @@ class MatchRepository:
             "created_at": row["created_at"],
             "finished_at": row["finished_at"],
         }
-        count = self._query("SELECT COUNT(*) AS c FROM plies WHERE game_id = ?", (row["id"],))
-        game["ply_count"] = int(count[0]["c"])
+        game["ply_count"] = int(row["ply_count"])
         if with_plies:
             game["plies"] = [
                 {"n": p["n"], "move": p["move"], "side": p["side"], "after": p["after"],
@@ -413,7 +427,7 @@ class MatchRepository:
             raise StoreError(f"unknown import format {fmt!r}; expected 'text' or 'json'")
         if match_id is not None:
             self._match_row(match_id)
-        with self._transaction() as conn:
+        with self._transaction(games=True) as conn:
             number = 1
             if match_id is not None:
                 row = conn.execute(
@@ -524,6 +538,12 @@ def _record_from_text(text: str) -> dict[str, Any]:
     except RecordError as exc:
         raise StoreError(f"bad game record: {exc}") from None
     return _checked(game, [])
+
+
+#: Games with their number of plies, in one statement (add WHERE / ORDER BY on ``g``).
+_GAMES_WITH_PLY_COUNT = (
+    "SELECT g.*, (SELECT COUNT(*) FROM plies AS p WHERE p.game_id = g.id) AS ply_count FROM games AS g"
+)
 
 
 def _match_dict(row: sqlite3.Row) -> dict[str, Any]:

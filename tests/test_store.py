@@ -87,6 +87,44 @@ def test_match_game_plies_and_events_round_trip(repo: MatchRepository) -> None:
     assert repo.get_match(match_id)["points"] == {"S": 2, "N": 0}  # type: ignore[index]
 
 
+def test_games_are_listed_with_their_ply_counts_in_one_statement(repo: MatchRepository) -> None:
+    match_id = repo.create_match(south="Ann", north="Bo")
+    for number in (1, 2, 3, 4):
+        game_id = repo.start_game(match_id, number=number, rules="seed", initial=START)
+        if number % 2:
+            repo.add_ply(game_id, n=1, move="h1", side="S", after=AFTER_H1)
+    statements: list[str] = []
+    repo._conn.set_trace_callback(statements.append)
+    games = repo.list_games(match_id)
+    everything = repo.list_games()
+    repo._conn.set_trace_callback(None)
+    assert [g["ply_count"] for g in games] == [1, 0, 1, 0]
+    assert [g["ply_count"] for g in everything] == [0, 1, 0, 1]  # newest first
+    assert len(statements) == 2  # one per call, not one per game
+    assert repo.get_game(games[0]["id"])["ply_count"] == 1  # type: ignore[index]
+
+
+def test_games_version_changes_with_every_game_or_ply_write(repo: MatchRepository, tmp_path: Path) -> None:
+    before = repo.games_version
+    match_id = repo.create_match(south="Ann", north="Bo")
+    repo.add_event("note", match_id=match_id)
+    repo.set_match_points(match_id, south=0, north=0)
+    assert repo.games_version == before  # no game or ply written
+    seen = {before}
+    game_id = repo.start_game(match_id, number=1, rules="seed")
+    seen.add(repo.games_version)
+    repo.set_initial(game_id, START)
+    seen.add(repo.games_version)
+    repo.add_ply(game_id, n=1, move="h1", side="S", after=AFTER_H1)
+    seen.add(repo.games_version)
+    repo.finish_game(game_id, result=None, annulled=True)
+    seen.add(repo.games_version)
+    assert len(seen) == 5
+    with MatchRepository(repo.path) as other:  # another connection (another process, say) writes
+        other.start_game(match_id, number=2, rules="seed")
+    assert repo.games_version not in seen
+
+
 def test_unknown_ids_and_bad_plies_are_refused_without_writing(repo: MatchRepository) -> None:
     assert repo.get_match(99) is None and repo.get_game(99) is None
     with pytest.raises(StoreError, match="no game with id 99"):
