@@ -300,6 +300,7 @@ class LiveSession:
         self._image: np.ndarray | None = None
         self._reading: Reading | None = None
         self._jpeg_cache: dict[str, tuple[int, bytes]] = {}
+        self._games_cache: tuple[tuple[object, ...], list[dict[str, Any]]] | None = None
         self._resume()
 
     # ------------------------------------------------------------------ lifecycle
@@ -534,18 +535,29 @@ class LiveSession:
                                                         "closest", "where")}
             state["in_progress"] = tracker.in_progress_dict()
             south, north = tracker.match.points()
-            games = self.repository.list_games(self.match_id) if self.match_id is not None else []
             state["match"] = {
                 "id": self.match_id, "south": self.players[0], "north": self.players[1],
                 "points": {"S": south, "N": north}, "target": tracker.rules.match_target,
                 "game_number": tracker.game_number,
-                "games": [{"id": g["id"], "number": g["number"], "result": g["result"]} for g in games],
+                "games": self._match_games(),
             }
             state["result"] = result_dict(tracker.result)
             since = tracker.since_last_move_s
             state["clocks"] = {"mode": self.mode, "since_last_move_s": None if since is None else round(since, 1),
                                "late_start": tracker.late_start, "overtime": tracker.overtime}
             return state
+
+    def _match_games(self) -> list[dict[str, Any]]:
+        """The current match's games (id, number, result), read again only after a game or ply was written.
+
+        ``state()`` runs on every publish; the games list changes a few times per game.
+        """
+        key = (self.match_id, self.repository.games_version)
+        if self._games_cache is None or self._games_cache[0] != key:
+            games = self.repository.list_games(self.match_id) if self.match_id is not None else []
+            self._games_cache = (key, [{"id": g["id"], "number": g["number"], "result": g["result"]}
+                                       for g in games])
+        return [dict(game) for game in self._games_cache[1]]
 
     def _corners(self) -> list[list[float]] | None:
         """Board corners (TL, TR, BR, BL, raw-frame pixels) of the last reading that found the board."""

@@ -341,3 +341,30 @@ def test_game_end_is_recorded_and_the_next_game_starts(tmp_path: Path) -> None:
     assert games[0]["result"]["how"] == outcome.result.how and games[0]["ply_count"] == len(moves)  # type: ignore[union-attr]
     assert session.repository.get_match(match_id)["points"][winner] == outcome.result.points  # type: ignore[index,union-attr]
     assert state["setup"]["valid"] is True and state["setup"]["observed"] == [list(r) for r in START.rows()]
+
+
+def test_state_reads_the_games_list_again_only_after_a_game_or_ply_is_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    session = LiveSession(None, repository=tmp_path / "db.sqlite")
+    reads = 0
+    real_list_games = session.repository.list_games
+
+    def counting(match_id: int | None = None) -> list[dict[str, Any]]:
+        nonlocal reads
+        reads += 1
+        return real_list_games(match_id)
+
+    monkeypatch.setattr(session.repository, "list_games", counting)
+    session.new_match(south="Ann", north="Bo")  # publishes the state: the first read
+    states = [session.state() for _ in range(20)]
+    assert reads == 1 and all(s["match"]["games"] == states[0]["match"]["games"] for s in states)
+    states[0]["match"]["games"][0]["number"] = 99  # a caller's copy: the cache stays intact
+    assert session.state()["match"]["games"][0]["number"] == 1
+    session.confirm_setup(START.notation())  # writes the game's set-up: the list is read again
+    assert reads == 2
+    session.repository.finish_game(session.game_id, result=None, annulled=True)  # type: ignore[arg-type]
+    state = session.state()
+    assert reads == 3 and state["match"]["games"][0]["result"] is None
+    for _ in range(5):
+        session.state()
+    assert reads == 3
