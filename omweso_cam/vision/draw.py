@@ -31,8 +31,8 @@ def annotate(image_bgr: np.ndarray, reading: Reading) -> np.ndarray:
         angles = np.linspace(0, 2 * np.pi, 24, endpoint=False)
         ring = np.stack([np.cos(angles), np.sin(angles)], axis=1) * reading.grid.radius_px
         probs = reading.pit_counts.probabilities.max(axis=1) if reading.pit_counts is not None else None
-        for i, centre in enumerate(reading.grid.centers_px):
-            outline = reading.rectified.to_image(centre + ring) / reading.scale
+        outlines = reading.rectified.to_image(reading.grid.centers_px[:, None, :] + ring[None]) / reading.scale
+        for i, outline in enumerate(outlines):
             sure = probs is None or probs[i] >= 0.6
             cv2.polylines(out, [np.round(outline).astype(np.int32)], True, _OK if sure else (0, 200, 255),
                           thick, cv2.LINE_AA)

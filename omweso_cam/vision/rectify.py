@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import cv2
 import numpy as np
@@ -75,11 +76,16 @@ class RectifiedBoard:
     image: np.ndarray  # (height_px, width_px, 3) uint8 BGR
     board_from_image: np.ndarray  # (3, 3): image pixels -> rectified pixels
 
+    @cached_property
+    def image_from_board(self) -> np.ndarray:
+        """The inverse homography (rectified pixels -> image pixels), computed once."""
+        return np.asarray(np.linalg.inv(self.board_from_image))
+
     def to_image(self, points_px: np.ndarray) -> np.ndarray:
-        """Map rectified-board points (N, 2) back to camera-image pixels."""
-        image_from_board = np.linalg.inv(self.board_from_image)
-        pts = np.asarray(points_px, np.float64).reshape(-1, 1, 2)
-        return cv2.perspectiveTransform(pts, image_from_board).reshape(-1, 2)
+        """Map rectified-board points (..., 2) back to camera-image pixels (same shape)."""
+        pts = np.asarray(points_px, np.float64)
+        mapped = cv2.perspectiveTransform(pts.reshape(-1, 1, 2), self.image_from_board)
+        return np.asarray(mapped.reshape(pts.shape))
 
 
 def board_from_image(corners_px: np.ndarray, size_px: tuple[int, int]) -> np.ndarray:
