@@ -93,12 +93,10 @@ def _reader(args: argparse.Namespace) -> Any:
 
 
 def cmd_read(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
-    from omweso_cam.vision.calibration import Calibration, CalibrationError
+    from omweso_cam.vision.calibration import CalibrationError
     from omweso_cam.vision.count import SeedModelError
     from omweso_cam.vision.localise import CornersError, parse_corners
-    from omweso_cam.vision.pipeline import BoardReader, load_image
+    from omweso_cam.vision.pipeline import load_image
 
     try:
         reader = _reader(args)
@@ -124,9 +122,7 @@ def cmd_read(args: argparse.Namespace) -> int:
         reading = None
         if image is not None and manual is not None:
             h, w = image.shape[:2]
-            cal = Calibration(manual.corners_px, (w, h), method="manual")
-            reading = BoardReader(cal, config=replace(reader.config, check_drift=False),
-                                  seed_model=reader.seed_model).read(image)
+            reading = reader.at_corners(manual.corners_px, (w, h), method="manual").read(image)
         elif image is not None:
             reading = reader.read(image)
         ms = round((time.perf_counter() - t0) * 1000.0, 1)
@@ -176,14 +172,12 @@ def cmd_read(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    import dataclasses
-
     import numpy as np
 
-    from omweso_cam.vision.calibration import Calibration, CalibrationError
+    from omweso_cam.vision.calibration import CalibrationError
     from omweso_cam.vision.count import SeedModelError
     from omweso_cam.vision.evaluate import find_examples, format_summary, score_reading, summarise
-    from omweso_cam.vision.pipeline import BoardReader, load_image
+    from omweso_cam.vision.pipeline import load_image
 
     folder = Path(args.folder)
     if not folder.is_dir():
@@ -205,9 +199,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             reading = reader.read(None)
         elif args.use_truth_corners and example.truth.get("corners_px"):
             h, w = image.shape[:2]
-            cal = Calibration(np.asarray(example.truth["corners_px"], float), (w, h), method="truth")
-            reading = BoardReader(cal, config=dataclasses.replace(config, check_drift=False),
-                                  seed_model=reader.seed_model).read(image)
+            corners = np.asarray(example.truth["corners_px"], float)
+            reading = reader.at_corners(corners, (w, h), method="truth").read(image)
         else:
             reading = reader.read(image)
         row = {"image": str(example.image.relative_to(folder)), **score_reading(reading, example.truth)}

@@ -16,7 +16,7 @@ import datetime as _dt
 import json
 import os
 import tempfile
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -227,9 +227,3 @@ def check_drift(image_bgr: np.ndarray, calibration: Calibration, *, config: Drif
         limit = max(limit, config.min_score_ratio * calibration.reference_score)
     return Drift(score < limit, score, calibration.reference_score)
 
-
-def with_corners(calibration: Calibration, corners_px: np.ndarray, image_size: tuple[int, int],
-                 method: str) -> Calibration:
-    """The same calibration with a new board quad (the grid is refitted by the pipeline)."""
-    return replace(calibration, corners_px=np.asarray(corners_px, np.float64), image_size=image_size,
-                   method=method, pit_grid=None)

@@ -8,7 +8,7 @@ it, an unreadable frame) are statuses, never exceptions.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -161,6 +161,19 @@ class BoardReader:
         if self._default_model is None:
             self._default_model = default_seed_model()
         return self._default_model
+
+    def at_corners(self, corners_px: np.ndarray, image_size: tuple[int, int], *, method: str = "manual",
+                   check_drift: bool = False) -> BoardReader:
+        """A reader of the board held at fixed corners (TL, TR, BR, BL in a ``image_size`` (w, h) frame).
+
+        The one way to read at given corners (``read --corners``, ``evaluate
+        --use-truth-corners``, a live session locking the board): this reader's config
+        and seed model, no localisation; the drift check only when asked. The corners
+        are in the frame's own pixels (a calibration's undistortion is not applied).
+        """
+        calibration = Calibration(np.asarray(corners_px, np.float64), image_size, method=method)
+        config = self.config if self.config.check_drift == check_drift else replace(self.config, check_drift=check_drift)
+        return BoardReader(calibration, config=config, seed_model=self.seed_model)
 
     def _undistort(self, image: np.ndarray) -> np.ndarray:
         intr = self.calibration.intrinsics if self.calibration else None

@@ -82,6 +82,21 @@ def test_calibrated_read_uses_the_calibration_and_notices_a_moved_board(drawn) -
     assert reading.method == "auto" and "moved" in reading.detail
 
 
+def test_reader_at_fixed_corners_skips_localisation_and_keeps_the_seed_model(drawn) -> None:  # type: ignore[no-untyped-def]
+    h, w = drawn.image.shape[:2]
+    reader = BoardReader()
+    fixed = reader.at_corners(CORNERS + 30.0, (w, h), method="truth")
+    # Wrong on purpose: a reader at fixed corners reads there, it does not go looking for the board.
+    reading = fixed.read(drawn.image)
+    assert reading.method == "calibration"
+    assert np.allclose(reading.corners_px, CORNERS + 30.0)
+    assert fixed.seed_model is reader.seed_model and not fixed.config.check_drift
+    assert fixed.at_corners(CORNERS, (w, h), check_drift=True).config.check_drift
+    # The same frame at half size: corners follow the frame's resolution.
+    half = drawn.image[::2, ::2]
+    assert np.allclose(reader.at_corners(CORNERS, (w, h)).read(half).corners_px, CORNERS / 2, atol=1.0)
+
+
 def test_grid_fit_on_the_rectified_board(drawn) -> None:  # type: ignore[no-untyped-def]
     board = rectify(drawn.image, CORNERS)
     grid = fit_grid(board.image)
