@@ -236,7 +236,7 @@ def cmd_calibrate_board(args: argparse.Namespace) -> int:
 
     from omweso_cam.vision.calibration import Calibration
     from omweso_cam.vision.count import SeedModelError, fit_seed_model, load_seed_model, pit_crops
-    from omweso_cam.vision.grid import fit_grid, lattice_score, surface_colour
+    from omweso_cam.vision.grid import lattice_score, surface_colour
     from omweso_cam.vision.localise import (
         CornersError,
         find_board,
@@ -244,8 +244,7 @@ def cmd_calibrate_board(args: argparse.Namespace) -> int:
         marker_sheet,
         parse_corners,
     )
-    from omweso_cam.vision.pipeline import ReaderConfig, grid_from_location, source_radius
-    from omweso_cam.vision.rectify import rectify
+    from omweso_cam.vision.pipeline import BoardReader, source_radius
 
     if args.method == "markers" and args.sheet:
         sheet = marker_sheet()
@@ -275,10 +274,11 @@ def cmd_calibrate_board(args: argparse.Namespace) -> int:
                 return _error("no board found; give --corners x,y,x,y,x,y,x,y")
     except CornersError as exc:
         return _error(str(exc))
-    config = ReaderConfig()
-    board = rectify(image, found.corners_px, config=config.rectify)
-    # The same grid a live read would use (the localiser's own pits, else a fit on the image).
-    grid = grid_from_location(board, found) or fit_grid(board.image, config=config.grid)
+    # The same top-down image and pit grid a live read of this frame uses.
+    reader = BoardReader()
+    config = reader.config
+    board = reader.rectify_board(image, found)
+    grid = reader.grid_for(board, found)
     model = None
     try:
         if args.seeds:
