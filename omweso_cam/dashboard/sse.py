@@ -14,8 +14,13 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app
 
-from omweso_cam.dashboard.context import get_context, get_session
-from omweso_cam.dashboard.security import error_response
+from omweso_cam.dashboard.context import (
+    get_context,
+    get_session,
+    open_stream_slot,
+    streams_full_response,
+)
+from omweso_cam.events import Event
 
 bp = Blueprint("events", __name__)
 
@@ -29,58 +34,43 @@ def format_event(kind: str, data: Any, event_id: int | None = None) -> str:
     return f"{head}event: {kind}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
 
 
+def _encode(event: Event) -> str:
+    return format_event(event.kind, event.data, event.seq)
+
+
 @bp.get("/events")
 def stream() -> Response:
     context = get_context()
     session = get_session()
-    if not context.try_open_stream():
-        response = error_response(503, "too many open streams; try again shortly")
-        response.headers["Retry-After"] = "5"
-        return response
+    slot = open_stream_slot(context)
+    if slot is None:
+        return streams_full_response()
     keepalive_s = float(current_app.config["SSE_KEEPALIVE_S"])
     retry_ms = int(current_app.config["SSE_RETRY_MS"])
     poll_s = min(float(current_app.config["STREAM_POLL_S"]), keepalive_s)
     subscription = session.bus.subscribe(replay_last=False)
-    released = False
-
-    def release() -> None:
-        # Called by the generator's end and by the response's close(), whichever comes first:
-        # a response whose body is never read (HEAD, early disconnect) must free its slot too.
-        nonlocal released
-        if not released:
-            released = True
-            subscription.close()
-            context.close_stream()
-
+    slot.on_release(subscription.close)
     try:
         initial = session.state()
     except BaseException:
-        release()
+        slot.release()
         raise
 
     def generate() -> Iterator[str]:
-        try:
-            yield f"retry: {retry_ms}\n\n"
-            yield format_event("state", initial)
-            idle_s = 0.0
-            while not context.shutdown.is_set():
-                event = subscription.get(poll_s)
-                if event is None:
-                    idle_s += poll_s
-                    if idle_s >= keepalive_s:
-                        idle_s = 0.0
-                        yield ": keep-alive\n\n"
-                    continue
-                if event.kind in FORWARDED_KINDS:
+        yield f"retry: {retry_ms}\n\n"
+        yield format_event("state", initial)
+        idle_s = 0.0
+        while not context.shutdown.is_set():
+            event = subscription.get(poll_s)
+            if event is None:
+                idle_s += poll_s
+                if idle_s >= keepalive_s:
                     idle_s = 0.0
-                    yield format_event(event.kind, event.data, event.seq)
-        finally:
-            release()
+                    yield ": keep-alive\n\n"
+                continue
+            if event.kind in FORWARDED_KINDS:
+                idle_s = 0.0
+                # Every viewer sends the same bytes for an event: encode it once.
+                yield context.encoded_event(event, _encode)
 
-    response = Response(
-        generate(),
-        mimetype="text/event-stream",
-        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-    )
-    response.call_on_close(release)
-    return response
+    return slot.response(generate(), mimetype="text/event-stream")

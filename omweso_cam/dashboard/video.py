@@ -6,7 +6,12 @@ from collections.abc import Callable, Iterator
 
 from flask import Blueprint, Response, current_app
 
-from omweso_cam.dashboard.context import get_context, get_session
+from omweso_cam.dashboard.context import (
+    get_context,
+    get_session,
+    open_stream_slot,
+    streams_full_response,
+)
 from omweso_cam.dashboard.security import error_response
 
 bp = Blueprint("video", __name__, url_prefix="/video")
@@ -29,46 +34,27 @@ def stream() -> Response:
     """
     context = get_context()
     session = get_session()
-    if not context.try_open_stream():
-        response = error_response(503, "too many open streams; try again shortly")
-        response.headers["Retry-After"] = "5"
-        return response
-    released = False
-
-    def release() -> None:
-        # Generator end or response close(), whichever comes first (HEAD requests never iterate).
-        nonlocal released
-        if not released:
-            released = True
-            context.close_stream()
-
+    slot = open_stream_slot(context)
+    if slot is None:
+        return streams_full_response()
     interval_s = 1.0 / max(float(current_app.config["VIDEO_MAX_FPS"]), 0.1)
     resend_s = float(current_app.config["SSE_KEEPALIVE_S"])
 
     def generate() -> Iterator[bytes]:
-        try:
-            yield f"--{BOUNDARY}\r\n".encode("ascii")
-            last: bytes | None = None
-            since_sent_s = 0.0
-            while not context.shutdown.is_set():
-                jpeg = session.latest_jpeg()
-                is_new = jpeg is not None and jpeg is not last and jpeg != last
-                if jpeg is not None and (is_new or since_sent_s >= resend_s):
-                    last = jpeg
-                    since_sent_s = 0.0
-                    yield _part(jpeg)
-                context.shutdown.wait(interval_s)
-                since_sent_s += interval_s
-        finally:
-            release()
+        yield f"--{BOUNDARY}\r\n".encode("ascii")
+        last: bytes | None = None
+        since_sent_s = 0.0
+        while not context.shutdown.is_set():
+            jpeg = session.latest_jpeg()
+            is_new = jpeg is not None and jpeg is not last and jpeg != last
+            if jpeg is not None and (is_new or since_sent_s >= resend_s):
+                last = jpeg
+                since_sent_s = 0.0
+                yield _part(jpeg)
+            context.shutdown.wait(interval_s)
+            since_sent_s += interval_s
 
-    response = Response(
-        generate(),
-        mimetype=f"multipart/x-mixed-replace; boundary={BOUNDARY}",
-        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-    )
-    response.call_on_close(release)
-    return response
+    return slot.response(generate(), mimetype=f"multipart/x-mixed-replace; boundary={BOUNDARY}")
 
 
 def _still(get: Callable[[], bytes | None], what: str) -> Response:

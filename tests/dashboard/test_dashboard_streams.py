@@ -63,6 +63,32 @@ def test_events_send_keep_alive_comments(client: FlaskClient) -> None:
     response.close()
 
 
+def test_every_viewer_gets_the_same_event_encoded_once(client: FlaskClient, session: FakeSession,
+                                                        monkeypatch: Any) -> None:
+    from omweso_cam.dashboard import sse
+
+    encoded: list[int | None] = []
+    real_format = sse.format_event
+
+    def counting(kind: str, data: Any, event_id: int | None = None) -> str:
+        encoded.append(event_id)
+        return real_format(kind, data, event_id)
+
+    monkeypatch.setattr(sse, "format_event", counting)
+    viewers = [client.get("/events", buffered=False) for _ in range(3)]
+    streams = [sse_messages(iter(v.response)) for v in viewers]
+    for messages in streams:
+        next(messages), next(messages)  # retry, the state on connect (one per viewer)
+    assert encoded == [None, None, None]
+    session.publish_move()  # a ply and a state event
+    received = [[next(messages), next(messages)] for messages in streams]
+    assert received[0] == received[1] == received[2]
+    assert [parse(m)[0] for m in received[0]] == ["ply", "state"]
+    assert len(encoded) == 3 + 2  # each bus event encoded once, not once per viewer
+    for viewer in viewers:
+        viewer.close()
+
+
 def test_closing_a_stream_frees_its_slot(app: Flask, client: FlaskClient, session: FakeSession) -> None:
     response = client.get("/events", buffered=False)
     next(iter(response.response))
