@@ -36,7 +36,6 @@ from omweso_cam.reconcile.tracker import (
     board_rows,
     lap_dict,
     read_setup,
-    result_dict,
 )
 from omweso_cam.rules import GameResult, Match, Move, Position, RuleSet, Side, apply_move
 from omweso_cam.store import MatchRepository
@@ -233,7 +232,7 @@ def track_source(
         "initial": None if initial is None else initial.notation(),
         "plies": [{"move": p.move, "after": p.after.notation(), "frame": p.frame} for p in tracker.plies],
         "events": events,
-        "result": result_dict(tracker.result),
+        "result": None if tracker.result is None else tracker.result.to_dict(),
         "frames": frames,
     }
 
@@ -461,8 +460,7 @@ class LiveSession:
         results = []
         for game in match["games"]:
             if game["status"] in ("finished", "annulled") and game["result"] is not None:
-                r = game["result"]
-                results.append(GameResult(None if r["winner"] is None else Side(r["winner"]), r["how"], r["points"]))
+                results.append(GameResult.from_dict(game["result"]))
         config = replace(self.config.tracker, mode=match["mode"] if match["mode"] in MODES else "classical")
         tracker = Tracker(rules, config=config, match=Match(rules, first, tuple(results)))
         current = match.get("current_game")
@@ -541,7 +539,7 @@ class LiveSession:
                 "game_number": tracker.game_number,
                 "games": self._match_games(),
             }
-            state["result"] = result_dict(tracker.result)
+            state["result"] = None if tracker.result is None else tracker.result.to_dict()
             since = tracker.since_last_move_s
             state["clocks"] = {"mode": self.mode, "since_last_move_s": None if since is None else round(since, 1),
                                "late_start": tracker.late_start, "overtime": tracker.overtime}

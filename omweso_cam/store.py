@@ -494,18 +494,13 @@ def _checked(game: Any, frames: list[Any]) -> dict[str, Any]:
             "after": ply.after.notation(), "frame": frames[n] if n < len(frames) else None,
         })
         position = ply.after
-    result = None
-    if game.result is not None:
-        winner = game.result.winner
-        result = {"winner": None if winner is None else winner.value, "how": game.result.how,
-                  "points": game.result.points}
     return {
         "rules": game.rules.name,
         "options": game.rules.overrides(),
         "initial": game.initial.notation(),
         "tags": dict(game.tags),
         "plies": checked_plies,
-        "result": result,
+        "result": None if game.result is None else game.result.to_dict(),
     }
 
 

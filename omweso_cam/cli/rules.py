@@ -92,10 +92,7 @@ def _fail(message: str) -> int:
 def _result_json(outcome: Any) -> dict[str, Any] | None:
     if outcome.never_ending:
         return {"never_ending": True}
-    if outcome.result is None:
-        return None
-    result = outcome.result
-    return {"winner": result.winner.value, "how": result.how, "points": result.points}
+    return None if outcome.result is None else outcome.result.to_dict()
 
 
 def _moves_json(position_text: str, rules: Any) -> dict[str, Any]:

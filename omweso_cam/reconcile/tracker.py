@@ -138,13 +138,6 @@ def lap_dict(lap: Lap) -> dict[str, Any]:
             "landing": lap.landing, "then": lap.then, "captured": lap.captured}
 
 
-def result_dict(result: GameResult | None) -> dict[str, Any] | None:
-    if result is None:
-        return None
-    return {"winner": None if result.winner is None else result.winner.value, "how": result.how,
-            "points": result.points}
-
-
 def setup_position(board: Sequence[int], first: Side) -> Position | None:
     """The ply-0 position of a board, or None when it does not hold 64 seeds."""
     if len(board) != 32 or sum(board) != 64 or min(board) < 0:
@@ -445,7 +438,7 @@ class Tracker:
         self.result = result
         self.match = self.match.with_result(result)
         south, north = self.match.points()
-        events.append(self._event("game_over", number=self.game_number, result=result_dict(result),
+        events.append(self._event("game_over", number=self.game_number, result=result.to_dict(),
                                   points={"S": south, "N": north}))
         if self.match.is_over:
             self.phase = MATCH_OVER

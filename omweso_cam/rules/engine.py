@@ -33,14 +33,16 @@ listing every number of turns round the loop would make the list infinite.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from omweso_cam.rules.notation import (
     CCW,
     CIRCUIT,
     CW,
     Move,
+    NotationError,
     Position,
     Side,
     circuit_index,
@@ -89,11 +91,31 @@ class IllegalMoveError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class GameResult:
-    """How a game ended. ``winner`` is None only for a never-ending, annulled game."""
+    """How a game ended. ``winner`` is None only for a never-ending, annulled game.
+
+    Its JSON form (records, the store, events, the CLI) is ``to_dict()``:
+    ``{"winner": "S" | "N" | None, "how": ..., "points": ...}``; ``from_dict`` reads it back.
+    """
 
     winner: Side | None
     how: str
     points: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"winner": "S" | "N" | None, "how": str, "points": int}``."""
+        return {"winner": None if self.winner is None else self.winner.value, "how": self.how,
+                "points": self.points}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GameResult:
+        """Read ``to_dict()`` output; raises NotationError for a missing key or a bad winner."""
+        try:
+            winner, how, points = data["winner"], data["how"], data["points"]
+        except (KeyError, TypeError):
+            raise NotationError(f"a game result needs winner, how and points, got {data!r}") from None
+        if not isinstance(how, str) or isinstance(points, bool) or not isinstance(points, int):
+            raise NotationError(f"bad game result {data!r}: how is text, points a whole number")
+        return cls(None if winner is None else Side.parse(winner), how, points)
 
 
 class Lap(NamedTuple):

@@ -339,11 +339,7 @@ def _result_text(result: GameResult | None) -> str:
 
 
 def _result_json(result: GameResult | None) -> dict[str, Any] | None:
-    if result is None:
-        return None
-    if result.winner is None:
-        return {"winner": None, "how": result.how, "points": result.points}
-    return {"winner": result.winner.value, "how": result.how, "points": result.points}
+    return None if result is None else result.to_dict()
 
 
 def _escape(value: str) -> str:

@@ -188,3 +188,20 @@ def test_a_record_built_directly_is_still_checked() -> None:
     swapped = (record.plies[1], record.plies[0], *record.plies[2:])
     with pytest.raises(RecordError, match="ply 1"):
         GameRecord(SEED, record.initial, swapped, record.tags, record.result)
+
+
+@pytest.mark.parametrize("result", [GameResult(S, "both_ends", 2), GameResult(N, "grand_slam", 12),
+                                    GameResult(None, "never_ending", 0)])
+def test_game_result_round_trips_as_a_dict(result: GameResult) -> None:
+    data = result.to_dict()
+    assert data == {"winner": None if result.winner is None else result.winner.value, "how": result.how,
+                    "points": result.points}
+    assert json.loads(json.dumps(data)) == data
+    assert GameResult.from_dict(data) == result
+
+
+@pytest.mark.parametrize("data", [{"how": "both_ends", "points": 2}, {"winner": "X", "how": "both_ends", "points": 2},
+                                  {"winner": "S", "how": "both_ends", "points": "2"}, None])
+def test_a_bad_game_result_dict_is_refused(data: object) -> None:
+    with pytest.raises(ValueError, match=r"result|side"):
+        GameResult.from_dict(data)  # type: ignore[arg-type]
