@@ -37,7 +37,16 @@ from omweso_cam.reconcile.tracker import (
     lap_dict,
     read_setup,
 )
-from omweso_cam.rules import GameResult, Match, Move, Position, RuleSet, Side, apply_move
+from omweso_cam.rules import (
+    GameResult,
+    Match,
+    Move,
+    Position,
+    RuleSet,
+    Side,
+    apply_move,
+    board_notation,
+)
 from omweso_cam.store import MatchRepository
 
 if TYPE_CHECKING:
@@ -175,11 +184,6 @@ def load_calibration(path: str | Path | None) -> Any:
 # ---------------------------------------------------------------------- offline tracking
 
 
-def board_text(board: Any) -> str:
-    """``R4/R3/R2/R1`` of 32 counts in image order."""
-    return "/".join(",".join(str(c) for c in board[r * 8 : r * 8 + 8]) for r in range(4))
-
-
 def track_source(
     source: FrameSource,
     rules: RuleSet,
@@ -218,7 +222,7 @@ def track_source(
                 data = event.data
                 events.append({
                     "kind": "illegal_sowing", "frame": data["frame"],
-                    "observed": board_text([c for row in data["observed"] for c in row]),
+                    "observed": board_notation([c for row in data["observed"] for c in row]),
                     "position": data["position"], "closest": data["closest"], "differs": data["differs"],
                     "where": data["where"],
                 })

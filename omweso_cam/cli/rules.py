@@ -198,7 +198,7 @@ def _play(args: argparse.Namespace) -> int:
 
 
 def _states(args: argparse.Namespace) -> int:
-    from omweso_cam.rules import Move, Position, sowing_states
+    from omweso_cam.rules import Move, Position, board_notation, sowing_states
 
     try:
         rules = _ruleset(args)
@@ -208,7 +208,7 @@ def _states(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return _fail(str(exc))
     for state in states:
-        board = "/".join(",".join(map(str, state.board[r * 8:(r + 1) * 8])) for r in range(4))
+        board = board_notation(state.board)
         if args.json:
             print(json.dumps({"event": state.event, "pit": state.pit, "lap": state.lap,
                               "in_hand": state.in_hand, "board": board}))

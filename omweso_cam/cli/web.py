@@ -193,5 +193,7 @@ def setup_to_confirm(state: dict[str, Any]) -> str | None:
     setup = state.get("setup")
     if state.get("phase") != "setup" or not setup or not setup.get("valid") or not setup.get("observed"):
         return None
-    board = "/".join(",".join(str(c) for c in row) for row in setup["observed"])
+    from omweso_cam.rules import board_notation
+
+    board = board_notation([count for row in setup["observed"] for count in row])
     return f"{board} {state.get('side_to_move') or 'S'} 0 0:0"

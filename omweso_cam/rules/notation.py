@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 import operator
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 FILES = "abcdefgh"
@@ -79,6 +80,17 @@ def square_name(index: int) -> str:
     if not 0 <= index < PITS:
         raise NotationError(f"bad pit index {index!r}: expected 0..31")
     return f"{FILES[index % 8]}{4 - index // 8}"
+
+
+def board_notation(board: Sequence[int]) -> str:
+    """The ``R4/R3/R2/R1`` text of 32 counts in image order (the board part of a position).
+
+    Any counts are accepted (a misread board, the board during a move), not only a valid
+    position's; raises PositionError unless there are 32.
+    """
+    if len(board) != PITS:
+        raise PositionError(f"a board has 32 pits, got {len(board)}")
+    return "/".join(",".join(map(str, board[r * 8 : r * 8 + 8])) for r in range(4))
 
 
 def _circuit_to_image(side: Side, circuit: int) -> int:
@@ -210,7 +222,7 @@ class Position:
 
     def notation(self, short: bool = False) -> str:
         """The position as text; ``short=True`` gives board and side only."""
-        ranks = "/".join(",".join(map(str, row)) for row in self.rows())
+        ranks = board_notation(self.board)
         if short:
             return f"{ranks} {self.side_to_move.value}"
         return f"{ranks} {self.side_to_move.value} {self.ply} {self.captures[0]}:{self.captures[1]}"

@@ -11,6 +11,7 @@ from omweso_cam.rules import (
     Position,
     PositionError,
     Side,
+    board_notation,
     circuit_index,
     mirror_square,
     owner,
@@ -163,3 +164,12 @@ def test_position_accepts_any_integer_type_but_not_fractions() -> None:
     assert all(type(n) is int for n in position.board)
     with pytest.raises(PositionError, match="whole numbers"):
         Position((2.0,) * 32, Side.SOUTH)
+
+
+def test_board_notation_is_the_board_part_of_a_position() -> None:
+    position = Position.standard()
+    assert board_notation(position.board) == position.notation(short=True).split()[0]
+    misread = (1,) * 31 + (9,)  # 40 seeds: not a position, still written the same way
+    assert board_notation(misread) == "1,1,1,1,1,1,1,1/1,1,1,1,1,1,1,1/1,1,1,1,1,1,1,1/1,1,1,1,1,1,1,9"
+    with pytest.raises(ValueError, match="32 pits"):
+        board_notation((4,) * 16)
