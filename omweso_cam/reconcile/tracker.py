@@ -417,20 +417,29 @@ class Tracker:
         self.in_progress = ()
         self._restart_clock(self._pending_since_s)
 
-    def _add_ply(self, move: Move, outcome: Outcome, alternatives: Sequence[str],
-                 events: list[TrackerEvent]) -> None:
+    def _append_ply(self, move: str, after: Position, *, frame: int, time_s: float, laps: tuple[Lap, ...] = (),
+                    alternatives: Sequence[str] = (), result: GameResult | None = None) -> PlyRecord:
+        """The one way a ply joins the game: recorded, and ``after`` becomes the position."""
         assert self.position is not None
         before = self.position
-        after = outcome.position
-        ply = PlyRecord(len(self.plies) + 1, str(move), before.side_to_move, before, after,
-                        self._first_frame_of_pending, self._pending_since_s, outcome.laps,
-                        tuple(alternatives), outcome.result)
+        ply = PlyRecord(len(self.plies) + 1, move, before.side_to_move, before, after, frame, time_s, laps,
+                        tuple(alternatives), result)
         self.plies.append(ply)
         self.position = after
         self._acted_on = ("position", after.board)
-        events.append(self._event("ply", n=ply.n, move=ply.move, side=ply.side.value, after=after.notation(),
-                                  frame=ply.frame, time_s=ply.time_s, alternatives=list(alternatives),
-                                  laps=[lap_dict(lap) for lap in outcome.laps]))
+        return ply
+
+    def _ply_event(self, ply: PlyRecord, **extra: Any) -> TrackerEvent:
+        return self._event("ply", n=ply.n, move=ply.move, side=ply.side.value, after=ply.after.notation(),
+                           frame=ply.frame, time_s=ply.time_s, alternatives=list(ply.alternatives),
+                           laps=[lap_dict(lap) for lap in ply.laps], **extra)
+
+    def _add_ply(self, move: Move, outcome: Outcome, alternatives: Sequence[str],
+                 events: list[TrackerEvent]) -> None:
+        ply = self._append_ply(str(move), outcome.position, frame=self._first_frame_of_pending,
+                               time_s=self._pending_since_s, laps=outcome.laps, alternatives=alternatives,
+                               result=outcome.result)
+        events.append(self._ply_event(ply))
         if outcome.result is not None:
             self._end_game(outcome.result, events)
 
@@ -544,14 +553,10 @@ class Tracker:
         after = Position(tuple(board), before.side_to_move.other, before.ply + 1, before.captures)
         events: list[TrackerEvent] = []
         self._clear_alarm(events, by="referee_accept")
-        ply = PlyRecord(len(self.plies) + 1, REFEREE_MOVE, before.side_to_move, before, after, self.frame, self.time_s)
-        self.plies.append(ply)
-        self.position = after
-        self._acted_on = ("position", after.board)
+        ply = self._append_ply(REFEREE_MOVE, after, frame=self.frame, time_s=self.time_s)
         self._corrections.clear()
         self._restart_clock(self.time_s)
-        events.append(self._event("ply", n=ply.n, move=ply.move, side=ply.side.value, after=after.notation(),
-                                  frame=ply.frame, time_s=ply.time_s, alternatives=[], laps=[], referee=True))
+        events.append(self._ply_event(ply, referee=True))
         return events
 
     def correct_pit(self, square: str, count: int) -> list[TrackerEvent]:
@@ -591,10 +596,7 @@ class Tracker:
         """Re-add a ply already recorded (resuming a stored game); no events, no checks beyond the phase."""
         if self.phase != PLAYING or self.position is None:
             raise RefereeError("plies can only be restored into a game being played")
-        before = self.position
-        self.plies.append(PlyRecord(len(self.plies) + 1, move, before.side_to_move, before, after, frame, time_s, laps))
-        self.position = after
-        self._acted_on = ("position", after.board)
+        self._append_ply(move, after, frame=frame, time_s=time_s, laps=laps)
 
     # ------------------------------------------------------------------ views
 
