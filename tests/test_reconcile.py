@@ -204,3 +204,24 @@ def test_a_misread_total_is_tolerated_a_balanced_misfit_is_not() -> None:
     moved[small[0]] += 1
     moved[small[1]] -= 1
     assert reconcile(position, observe(moved), SEED).status == ILLEGAL
+
+
+def test_trace_cache_is_keyed_by_the_rule_set_without_recomputing_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = TraceCache()
+    position = Position.standard()
+    variant = SEED.with_options(reverse_scope="none")
+    calls = 0
+    real_overrides = RuleSet.overrides
+
+    def counting(self: RuleSet) -> dict[str, object]:
+        nonlocal calls
+        calls += 1
+        return real_overrides(self)
+
+    monkeypatch.setattr(RuleSet, "overrides", counting)
+    first = cache.traces(position, SEED)
+    assert cache.traces(position, RuleSet.preset("seed")) is first  # an equal rule set: the same entry
+    cache.traces(position, variant)
+    assert cache.traces(position, SEED.with_options(reverse_scope="none")) is not first
+    assert (cache.hits, cache.misses) == (2, 2)
+    assert calls == 0

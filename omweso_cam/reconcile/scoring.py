@@ -165,12 +165,14 @@ class TraceCache:
 
     def __init__(self, size: int = 128) -> None:
         self.size = size
-        self._entries: OrderedDict[tuple[Position, str], tuple[MoveTrace, ...]] = OrderedDict()
+        # Keyed by the frozen RuleSet itself: equal rule sets hash alike, and nothing is
+        # recomputed per lookup (``rules.overrides()`` builds the preset to compare with).
+        self._entries: OrderedDict[tuple[Position, RuleSet], tuple[MoveTrace, ...]] = OrderedDict()
         self.hits = 0
         self.misses = 0
 
     def traces(self, position: Position, rules: RuleSet, *, with_states: bool = True) -> tuple[MoveTrace, ...]:
-        key = (position, _rules_key(rules))
+        key = (position, rules)
         entry = self._entries.get(key)
         if entry is not None:
             self._entries.move_to_end(key)
@@ -186,10 +188,6 @@ class TraceCache:
             while len(self._entries) > self.size:
                 self._entries.popitem(last=False)
         return entry
-
-
-def _rules_key(rules: RuleSet) -> str:
-    return f"{rules.name}:{sorted(rules.overrides().items())!r}"
 
 
 _DEFAULT_CACHE = TraceCache()
