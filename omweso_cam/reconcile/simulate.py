@@ -16,6 +16,18 @@ from dataclasses import dataclass
 
 from omweso_cam.observation import HAND, STABLE, Observation
 from omweso_cam.rules import Move, Position, RuleSet, apply_move, sowing_states
+from omweso_cam.rules.sample import random_game
+
+#: ``random_game`` (moves of a random legal game) is the rules engine's own; re-exported for scripts.
+__all__ = [
+    "NoiseModel",
+    "ScriptFrame",
+    "noisy_counts",
+    "observations",
+    "observe",
+    "random_game",
+    "script_game",
+]
 
 
 @dataclass(frozen=True)
@@ -143,21 +155,3 @@ def observations(
         observe(f.board, f.status, frame_index=i, timestamp_s=i / fps, noise=noise, rng=rng)
         for i, f in enumerate(script)
     ]
-
-
-def random_game(initial: Position, rules: RuleSet, rng: random.Random, *, max_plies: int = 60) -> list[Move]:
-    """A random legal game from ``initial`` (stops at a result, a never-ending move or ``max_plies``)."""
-    from omweso_cam.rules import successors
-
-    moves: list[Move] = []
-    position = initial
-    for _ in range(max_plies):
-        options = [(m, o) for m, o in successors(position, rules) if not o.never_ending]
-        if not options:
-            break
-        move, outcome = rng.choice(options)
-        moves.append(move)
-        position = outcome.position
-        if outcome.result is not None:
-            break
-    return moves

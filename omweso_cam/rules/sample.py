@@ -1,4 +1,4 @@
-"""Random set-ups and mid-game positions for tests, benchmarks and rendered test scenes.
+"""Random set-ups, games and mid-game positions for tests, benchmarks, simulated and rendered scenes.
 
 Randomness is passed in (a ``random.Random``), so every sample is reproducible.
 """
@@ -6,10 +6,11 @@ Randomness is passed in (a ``random.Random``), so every sample is reproducible.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
-from omweso_cam.rules.engine import successors
+from omweso_cam.rules.engine import Outcome, successors
 from omweso_cam.rules.match import SEEDS_PER_SIDE
-from omweso_cam.rules.notation import CIRCUIT, Position, Side
+from omweso_cam.rules.notation import CIRCUIT, Move, Position, Side
 from omweso_cam.rules.ruleset import RuleSet
 
 
@@ -30,6 +31,30 @@ def random_setup(rng: random.Random, *, max_per_pit: int | None = 10, first: Sid
     return Position(tuple(board), first, 0, (0, 0))
 
 
+def random_plies(
+    initial: Position, rules: RuleSet, rng: random.Random, *, max_plies: int
+) -> Iterator[tuple[Move, Outcome]]:
+    """Random legal moves played from ``initial``, each with its outcome (never-ending moves skipped).
+
+    Stops after a move that ends the game, when no move is left, or after ``max_plies``.
+    """
+    position = initial
+    for _ in range(max_plies):
+        options = [(m, o) for m, o in successors(position, rules) if not o.never_ending]
+        if not options:
+            return
+        move, outcome = rng.choice(options)
+        yield move, outcome
+        if outcome.result is not None:
+            return
+        position = outcome.position
+
+
+def random_game(initial: Position, rules: RuleSet, rng: random.Random, *, max_plies: int = 60) -> list[Move]:
+    """A random legal game from ``initial`` (stops at a result, a position without moves or ``max_plies``)."""
+    return [move for move, _ in random_plies(initial, rules, rng, max_plies=max_plies)]
+
+
 def random_position(
     rng: random.Random, rules: RuleSet, *, plies: int, standard_start: bool = False
 ) -> Position | None:
@@ -40,15 +65,13 @@ def random_position(
     position = Position.standard() if standard_start else random_setup(
         rng, max_per_pit=rules.setup_max_per_pit, first=rng.choice(list(Side))
     )
-    for _ in range(plies):
-        options = [(m, o) for m, o in successors(position, rules) if not o.never_ending]
-        if not options:
-            return None
-        _, outcome = rng.choice(options)
+    played = 0
+    for _, outcome in random_plies(position, rules, rng, max_plies=plies):
         if outcome.result is not None:
             return None
         position = outcome.position
-    return position
+        played += 1
+    return position if played == plies else None
 
 
 def random_positions(

@@ -21,7 +21,7 @@ from omweso_cam.rules import (
     legal_moves,
     validate_setup,
 )
-from omweso_cam.rules.sample import random_setup
+from omweso_cam.rules.sample import random_game, random_position, random_setup
 
 SEED = RuleSet.preset("seed")
 TRADITIONAL = RuleSet.preset("traditional")
@@ -205,3 +205,17 @@ def test_game_result_round_trips_as_a_dict(result: GameResult) -> None:
 def test_a_bad_game_result_dict_is_refused(data: object) -> None:
     with pytest.raises(ValueError, match=r"result|side"):
         GameResult.from_dict(data)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_random_games_are_legal_and_end_at_their_result(seed: int) -> None:
+    from omweso_cam.rules import successors
+
+    initial = random_setup(random.Random(seed), max_per_pit=SEED.setup_max_per_pit)
+    moves = random_game(initial, SEED, random.Random(seed), max_plies=300)
+    record = GameRecord.from_moves(initial, moves, SEED)  # raises at the first illegal move
+    stuck = all(o.never_ending for _, o in successors(record.position, SEED))
+    assert record.is_over or stuck or len(moves) == 300
+    assert random_game(initial, SEED, random.Random(seed), max_plies=300) == moves  # seeded: reproducible
+    position = random_position(random.Random(seed), SEED, plies=3)
+    assert position is None or position.ply == 3
