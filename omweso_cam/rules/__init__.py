@@ -36,12 +36,13 @@ from omweso_cam.rules.notation import (
     square_name,
 )
 from omweso_cam.rules.record import GameRecord, RecordedPly, RecordError
-from omweso_cam.rules.ruleset import NEVER_ENDING, RESULTS, TOO_LONG, RuleSet, RuleSetError
+from omweso_cam.rules.ruleset import NEVER_ENDING, PRESETS, RESULTS, TOO_LONG, RuleSet, RuleSetError
 
 __all__ = [
     "CIRCUIT",
     "LAP_KINDS",
     "NEVER_ENDING",
+    "PRESETS",
     "RESULTS",
     "TOO_LONG",
     "GameRecord",

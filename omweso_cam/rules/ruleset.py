@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+#: The rule presets (``RuleSet.preset(name)``).
+PRESETS = ("seed", "traditional")
 #: Results in the order they are checked after a move (RULES.md §5).
 RESULTS = ("grand_slam", "both_ends", "front_row", "two_captures_first", "opponent_cannot_move")
 #: ``how`` of the result of a game annulled as never-ending (RULES.md §4.8).
@@ -105,7 +107,7 @@ class RuleSet:
                 never_ending_policy="annul_game",
                 next_game_first="alternate",
             )
-        raise RuleSetError(f"unknown rules preset {name!r}: expected 'seed' or 'traditional'")
+        raise RuleSetError(f"unknown rules preset {name!r}: expected {' or '.join(map(repr, PRESETS))}")
 
     @staticmethod
     def option_names() -> tuple[str, ...]:
@@ -225,7 +227,7 @@ def _validate(rules: RuleSet) -> None:
         if not ok:
             raise RuleSetError(message)
 
-    need(rules.name in ("seed", "traditional"), f"unknown rules preset {rules.name!r}")
+    need(rules.name in PRESETS, f"unknown rules preset {rules.name!r}")
     need(
         isinstance(rules.reverse_pits, frozenset) and all(
             isinstance(c, int) and 0 <= c < 16 for c in rules.reverse_pits
