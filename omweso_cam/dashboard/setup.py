@@ -9,11 +9,9 @@ from flask import Blueprint, Response, jsonify, render_template
 from omweso_cam.dashboard import validate
 from omweso_cam.dashboard.actions import run_action
 from omweso_cam.dashboard.security import json_body, referee_only
+from omweso_cam.rules import PRESETS, RuleSet
 
 bp = Blueprint("setup", __name__)
-
-#: Presets the rules engine ships (RULES.md); the session rejects unknown ones.
-PRESETS = ("seed", "traditional")
 
 
 @bp.get("/setup")
@@ -28,8 +26,6 @@ def rules() -> Response:
 
 
 def _preset(name: str) -> dict[str, Any]:
-    from omweso_cam.rules import RuleSet
-
     return {"name": name, "options": RuleSet.preset(name).options()}
 
 

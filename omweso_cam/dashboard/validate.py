@@ -7,14 +7,18 @@ import re
 from typing import Any
 
 from omweso_cam.dashboard.security import BadRequestBody
+from omweso_cam.reconcile.tracker import MODES
+from omweso_cam.rules import NotationError, Side, square_index, square_name
+from omweso_cam.rules.notation import TOTAL_SEEDS
 
-SQUARE_RE = re.compile(r"^[a-h][1-4]$")
-MAX_SEEDS = 64
+MAX_SEEDS = TOTAL_SEEDS  # a pit can hold every seed of the game
 MAX_NAME_CHARS = 40
 MAX_POSITION_CHARS = 200
 MAX_OPTIONS = 32
-MODES = ("classical", "contract", "blitz")
-SIDES = ("S", "N")
+SIDES = tuple(side.value for side in Side)
+
+__all__ = ["MODES", "SIDES", "choice", "corners", "count", "field", "options", "player_name", "position",
+           "rules_name", "square"]
 
 
 def field(body: dict[str, Any], name: str) -> Any:
@@ -25,10 +29,11 @@ def field(body: dict[str, Any], name: str) -> Any:
 
 
 def square(value: Any) -> str:
-    """A square name like ``"c2"``."""
-    if not isinstance(value, str) or not SQUARE_RE.match(value):
-        raise BadRequestBody(f"square must be a1..h4, got {value!r}")
-    return value
+    """A square name like ``"c2"`` (the rules engine's square notation)."""
+    try:
+        return square_name(square_index(value))
+    except NotationError:
+        raise BadRequestBody(f"square must be a1..h4, got {value!r}") from None
 
 
 def count(value: Any) -> int:
