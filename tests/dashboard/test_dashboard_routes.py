@@ -59,10 +59,19 @@ def test_templates_load_nothing_from_other_origins() -> None:
 
 def test_static_files_are_served(client: FlaskClient) -> None:
     for name in ("js/omweso.js", "js/live.js", "js/setup.js", "js/calibration.js", "js/records.js",
-                 "js/overlay.js", "css/app.css", "css/overlay.css", "favicon.svg"):
+                 "js/overlay.js", "css/board.css", "css/app.css", "css/overlay.css", "favicon.svg"):
         response = client.get(f"/static/{name}")
         assert response.status_code == 200, name
         response.close()
+
+
+def test_the_board_stylesheet_is_shared_by_the_pages_and_the_overlay(client: FlaskClient) -> None:
+    board_link = "/static/css/board.css"
+    for page in ("/", "/setup", "/records", "/overlay"):
+        assert board_link in client.get(page).get_data(as_text=True), page
+    for sheet in ("app.css", "overlay.css"):  # the board's rules are written once, in board.css
+        css = client.get(f"/static/css/{sheet}").get_data(as_text=True)
+        assert ".pit-hole" not in css and ".board-wood" not in css, sheet
 
 
 def test_overlay_page_has_transparent_background(client: FlaskClient) -> None:
