@@ -523,10 +523,7 @@ class LiveSession:
                                       "suggested": None if setup.suggested is None else board_rows(setup.suggested)}
                 else:
                     state["setup"] = {"observed": None, "valid": False, "problems": ["no stable reading yet"]}
-            state["plies"] = [
-                {"n": p.n, "move": p.move, "side": p.side.value, "after": p.after.notation(), "frame": p.frame}
-                for p in tracker.plies
-            ]
+            state["plies"] = [ply.as_dict() for ply in tracker.plies]
             last = tracker.last_ply
             if last is not None:
                 state["last_move"] = {"move": last.move, "side": last.side.value,

@@ -111,6 +111,7 @@ class PlyRecord:
     result: GameResult | None = None
 
     def as_dict(self) -> dict[str, Any]:
+        """The ply as the dashboard lists it: n, move, side, position after, frame."""
         return {"n": self.n, "move": self.move, "side": self.side.value, "after": self.after.notation(),
                 "frame": self.frame}
 
@@ -134,8 +135,8 @@ def board_rows(board: Sequence[int]) -> list[list[int]]:
 
 
 def lap_dict(lap: Lap) -> dict[str, Any]:
-    return {"kind": lap.kind, "origin": lap.origin, "direction": lap.direction, "hand": lap.hand,
-            "landing": lap.landing, "then": lap.then, "captured": lap.captured}
+    """A lap as JSON: its fields by name (kind, origin, direction, hand, landing, then, captured)."""
+    return lap._asdict()
 
 
 def setup_position(board: Sequence[int], first: Side) -> Position | None:
