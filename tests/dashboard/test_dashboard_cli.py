@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import signal
@@ -9,6 +10,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -47,12 +49,11 @@ def test_serve_prints_the_referee_url_and_exits(frames: Path, tmp_path: Path,
     assert out.rstrip().endswith("omweso-cam dashboard stopped.")
 
 
-def test_serve_stops_cleanly_on_ctrl_c(frames: Path, tmp_path: Path) -> None:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "omweso_cam", "serve", "--source", str(frames), "--port", "0",
-         "--db", str(tmp_path / "m.db"), "--threads", "32"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
+@contextlib.contextmanager
+def running(*args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """`python -m omweso_cam ARGS` until it prints its referee URL: (process, base URL); killed if left running."""
+    process = subprocess.Popen([sys.executable, "-m", "omweso_cam", *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
         lines = []
@@ -62,13 +63,25 @@ def test_serve_stops_cleanly_on_ctrl_c(frames: Path, tmp_path: Path) -> None:
                 break
         match = URL_RE.search("".join(lines))
         assert match, lines
-        with urllib.request.urlopen(match.group(1) + "api/state", timeout=5) as reply:
-            assert json.load(reply)["phase"] == "no_match"
-        process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=15)
+        yield process, match.group(1)
     finally:
         if process.poll() is None:
             process.kill()
+            process.communicate()
+
+
+def stop_with_ctrl_c(process: subprocess.Popen[str]) -> tuple[str, str]:
+    """Send SIGINT; the process's remaining stdout and stderr once it has exited."""
+    process.send_signal(signal.SIGINT)
+    return process.communicate(timeout=15)
+
+
+def test_serve_stops_cleanly_on_ctrl_c(frames: Path, tmp_path: Path) -> None:
+    with running("serve", "--source", str(frames), "--port", "0", "--db", str(tmp_path / "m.db"),
+                 "--threads", "32") as (process, url):
+        with urllib.request.urlopen(url + "api/state", timeout=5) as reply:
+            assert json.load(reply)["phase"] == "no_match"
+        out, err = stop_with_ctrl_c(process)
     assert process.returncode == 0, err
     assert "omweso-cam dashboard stopped." in out
     assert "Traceback" not in err
@@ -85,23 +98,11 @@ def test_setup_to_confirm_uses_the_reading() -> None:
 
 @pytest.mark.skipif(not (demo_folder() / "truth.json").is_file(), reason="bundled demo game not generated yet")
 def test_demo_starts_a_match_and_serves_it(tmp_path: Path) -> None:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "omweso_cam", "demo", "--port", "0", "--exit-after", "20", "--threads", "32"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    try:
-        assert process.stdout is not None
-        lines = []
-        for line in process.stdout:
-            lines.append(line)
-            if line.startswith("Press Ctrl-C"):
-                break
-        match = URL_RE.search("".join(lines))
-        assert match, lines
+    with running("demo", "--port", "0", "--exit-after", "20", "--threads", "32") as (process, url):
         deadline = time.monotonic() + 15
         state: dict[str, object] = {}
         while time.monotonic() < deadline:
-            with urllib.request.urlopen(match.group(1) + "api/state", timeout=5) as reply:
+            with urllib.request.urlopen(url + "api/state", timeout=5) as reply:
                 state = json.load(reply)
             if state["frame"] and int(str(state["frame"])) > 0:
                 break
@@ -109,11 +110,7 @@ def test_demo_starts_a_match_and_serves_it(tmp_path: Path) -> None:
         assert state["phase"] in ("setup", "playing", "illegal", "game_over")
         assert isinstance(state["match"], dict) and state["match"]["south"] == "Demo South"
         assert int(str(state["frame"])) > 0, "the virtual camera delivers frames"
-        process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=15)
-    finally:
-        if process.poll() is None:
-            process.kill()
+        out, err = stop_with_ctrl_c(process)
     assert process.returncode == 0, err
     assert "omweso-cam dashboard stopped." in out
 
