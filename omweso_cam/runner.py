@@ -25,7 +25,6 @@ from omweso_cam.reconcile.tracker import (
     GAME_OVER,
     ILLEGAL_PHASE,
     MATCH_OVER,
-    MODES,
     PLAYING,
     REFEREE_MOVE,
     SETUP,
@@ -38,6 +37,7 @@ from omweso_cam.reconcile.tracker import (
     read_setup,
 )
 from omweso_cam.rules import (
+    MODES,
     GameResult,
     Match,
     Move,

@@ -7,8 +7,7 @@ import re
 from typing import Any
 
 from omweso_cam.dashboard.security import BadRequestBody
-from omweso_cam.reconcile.tracker import MODES
-from omweso_cam.rules import NotationError, Side, square_index, square_name
+from omweso_cam.rules import MODES, NotationError, Side, square_index, square_name
 from omweso_cam.rules.notation import TOTAL_SEEDS
 
 MAX_SEEDS = TOTAL_SEEDS  # a pit can hold every seed of the game

@@ -43,7 +43,7 @@ from omweso_cam.rules import (
     square_index,
     square_name,
 )
-from omweso_cam.rules.match import Match, setup_problems
+from omweso_cam.rules.match import MODES, Match, setup_problems
 
 #: Tracker phases (the dashboard's ``phase``).
 SETUP = "setup"
@@ -51,9 +51,6 @@ PLAYING = "playing"
 ILLEGAL_PHASE = "illegal"
 GAME_OVER = "game_over"
 MATCH_OVER = "match_over"
-
-#: Play modes (RULES.md section 6).
-MODES = ("classical", "contract", "blitz")
 
 #: The move text recorded when the referee accepts a board no legal move explains.
 REFEREE_MOVE = "*"

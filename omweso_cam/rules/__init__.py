@@ -20,7 +20,14 @@ from omweso_cam.rules.engine import (
     sowing_states_all,
     successors,
 )
-from omweso_cam.rules.match import Match, MatchError, SetupError, setup_problems, validate_setup
+from omweso_cam.rules.match import (
+    MODES,
+    Match,
+    MatchError,
+    SetupError,
+    setup_problems,
+    validate_setup,
+)
 from omweso_cam.rules.notation import (
     CIRCUIT,
     Move,
@@ -41,6 +48,7 @@ from omweso_cam.rules.ruleset import NEVER_ENDING, PRESETS, RESULTS, TOO_LONG, R
 __all__ = [
     "CIRCUIT",
     "LAP_KINDS",
+    "MODES",
     "NEVER_ENDING",
     "PRESETS",
     "RESULTS",

@@ -9,6 +9,8 @@ from omweso_cam.rules.notation import CIRCUIT, Position, Side, square_name
 from omweso_cam.rules.ruleset import NEVER_ENDING, TOO_LONG, RuleSet
 
 SEEDS_PER_SIDE = 32
+#: Play modes of a match (RULES.md §6): timing that the tracker enforces, not the engine.
+MODES = ("classical", "contract", "blitz")
 
 
 class SetupError(ValueError):

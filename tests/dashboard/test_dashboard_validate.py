@@ -1,4 +1,4 @@
-"""Field checks of referee requests use the rules' own squares, sides and the tracker's modes."""
+"""Field checks of referee requests use the rules' own squares, sides and play modes."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import pytest
 
 from omweso_cam.dashboard import validate
 from omweso_cam.dashboard.security import BadRequestBody
-from omweso_cam.reconcile.tracker import MODES
-from omweso_cam.rules import Side, square_name
+from omweso_cam.rules import MODES, Side, square_name
 
 
 def test_every_square_of_the_board_is_accepted() -> None:
@@ -20,7 +19,7 @@ def test_anything_else_is_not_a_square(value: object) -> None:
         validate.square(value)
 
 
-def test_modes_and_sides_are_the_trackers_and_the_rules() -> None:
+def test_modes_and_sides_are_the_rules() -> None:
     assert validate.MODES is MODES
     assert validate.SIDES == tuple(side.value for side in Side) == ("S", "N")
     with pytest.raises(BadRequestBody, match="mode must be one of classical, contract, blitz"):
