@@ -230,12 +230,15 @@ class Tracker:
             self._pending, self._pending_count = None, 0
             return events
         self._streak.append(observation)
-        merged = self._merged()
-        if self.phase in (SETUP, GAME_OVER):
-            self._update_setup(merged, events)
-        elif self.phase in (PLAYING, ILLEGAL_PHASE):
-            self._update_playing(merged, events)
+        self._judge(self._merged(), events)
         return events
+
+    def _judge(self, observation: Observation, events: list[TrackerEvent]) -> None:
+        """Take a (merged) stable reading as the set-up or as play, by the phase."""
+        if self.phase in (SETUP, GAME_OVER):
+            self._update_setup(observation, events)
+        elif self.phase in (PLAYING, ILLEGAL_PHASE):
+            self._update_playing(observation, events)
 
     def _merged(self) -> Observation:
         """Mean likelihoods over the current run of stable frames, with referee corrections."""
@@ -577,10 +580,7 @@ class Tracker:
             self._pending = None
             self._confirm_now = True
             try:
-                if self.phase in (SETUP, GAME_OVER):
-                    self._update_setup(merged, events)
-                elif self.phase in (PLAYING, ILLEGAL_PHASE):
-                    self._update_playing(merged, events)
+                self._judge(merged, events)
             finally:
                 self._confirm_now = False
         elif self.phase == SETUP and self.setup is not None:
