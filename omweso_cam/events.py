@@ -74,12 +74,16 @@ class EventBus:
         self._queue_size = queue_size
 
     def publish(self, kind: str, data: dict[str, Any]) -> Event:
+        """Number the event and queue it for every subscriber.
+
+        Queuing happens under the bus lock (it never blocks: a full queue drops its oldest),
+        so every subscriber sees events in ``seq`` order even when several threads publish.
+        """
         with self._lock:
             event = Event(kind, data, next(self._seq))
             self._last[kind] = event
-            subscribers = list(self._subscribers)
-        for sub in subscribers:
-            sub._put(event)
+            for sub in self._subscribers:
+                sub._put(event)
         return event
 
     def subscribe(self, *, replay_last: bool = True) -> Subscription:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import threading
 
-from omweso_cam.events import EventBus
+from omweso_cam.events import Event, EventBus
 
 
 def test_subscriber_gets_published_events_in_order() -> None:
@@ -56,3 +56,27 @@ def test_publish_from_many_threads_reaches_every_subscriber() -> None:
         while (e := sub.get(0.01)) is not None:
             seqs.append(e.seq)
         assert len(seqs) == 400 and seqs == sorted(seqs)
+
+
+def test_a_later_event_never_overtakes_an_earlier_one() -> None:
+    """Publisher A is slow to hand its event over; publisher B's later event must still come second."""
+    bus = EventBus()
+    sub = bus.subscribe()
+    hand_over = sub._put
+    second_published = threading.Event()
+    slowed = False
+
+    def slow_put(event: Event) -> None:
+        nonlocal slowed
+        if not slowed:
+            slowed = True
+            threading.Thread(target=lambda: (bus.publish("t", {"n": 2}), second_published.set())).start()
+            second_published.wait(0.3)  # B may publish meanwhile only if queuing is outside the bus lock
+        hand_over(event)
+
+    sub._put = slow_put  # type: ignore[method-assign]
+    bus.publish("t", {"n": 1})
+    assert second_published.wait(5)
+    got = [sub.get(1), sub.get(1)]
+    assert [e.data["n"] for e in got if e] == [1, 2]
+    assert [e.seq for e in got if e] == sorted(e.seq for e in got if e)
