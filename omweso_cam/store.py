@@ -211,14 +211,19 @@ class MatchRepository:
         frame: int | None = None,
         time_s: float | None = None,
     ) -> None:
-        """Record ply ``n`` (1-based) of a game; committed before this returns."""
-        game = self._game_row(game_id)
-        if game["status"] not in ("setup", "playing"):
-            raise StoreError(f"game {game_id} is {game['status']}; no more plies can be added")
-        last = self._query("SELECT COALESCE(MAX(n), 0) AS n FROM plies WHERE game_id = ?", (game_id,))
-        if n != int(last[0]["n"]) + 1:
-            raise StoreError(f"game {game_id}: ply {n} does not follow ply {last[0]['n']}")
+        """Record ply ``n`` (1-based) of a game; committed before this returns.
+
+        The game's state is checked inside the write transaction, so two writers (threads
+        or processes) adding the same ply get one success and one StoreError.
+        """
         with self._transaction(games=True) as conn:
+            game = self._game_row(game_id)
+            if game["status"] not in ("setup", "playing"):
+                raise StoreError(f"game {game_id} is {game['status']}; no more plies can be added")
+            last = int(conn.execute("SELECT COALESCE(MAX(n), 0) FROM plies WHERE game_id = ?", (game_id,))
+                       .fetchone()[0])
+            if n != last + 1:
+                raise StoreError(f"game {game_id}: ply {n} does not follow ply {last}")
             conn.execute(
                 "INSERT INTO plies (game_id, n, move, side, after, frame, time_s, recorded_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

@@ -144,6 +144,34 @@ def test_unknown_ids_and_bad_plies_are_refused_without_writing(repo: MatchReposi
     assert len(repo.list_matches()) == 1
 
 
+def test_writers_racing_for_the_same_ply_get_one_success_and_store_errors(repo: MatchRepository) -> None:
+    import threading
+
+    for _ in range(5):  # a race: before the check moved into the transaction, most rounds failed
+        game_id = repo.start_game(None, number=1, rules="seed", initial=START)
+        barrier = threading.Barrier(6)
+        outcomes: list[str] = []
+
+        def write(game_id: int = game_id, barrier: threading.Barrier = barrier,
+                  outcomes: list[str] = outcomes) -> None:
+            barrier.wait()
+            try:
+                repo.add_ply(game_id, n=1, move="h1", side="S", after=AFTER_H1)
+                outcomes.append("stored")
+            except StoreError:
+                outcomes.append("refused")
+            except Exception as exc:  # e.g. sqlite3.IntegrityError: not a clear refusal
+                outcomes.append(type(exc).__name__)
+
+        threads = [threading.Thread(target=write) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(outcomes) == ["refused"] * 5 + ["stored"]
+        assert repo.get_game(game_id)["ply_count"] == 1  # type: ignore[index]
+
+
 def test_resume_finds_the_unfinished_match_and_its_game(repo: MatchRepository) -> None:
     assert repo.resume() is None
     done = repo.create_match(south="A", north="B")
