@@ -10,6 +10,7 @@ from typing import Any, Protocol, TypeVar
 
 from flask import Flask, Response, abort, current_app
 
+from omweso_cam.dashboard.security import error_response
 from omweso_cam.events import Event, EventBus
 
 #: What a streamed body yields: text (SSE) or bytes (MJPEG).
@@ -150,8 +151,6 @@ def open_stream_slot(context: DashboardContext) -> StreamSlot | None:
 
 def streams_full_response() -> Response:
     """The 503 (with ``Retry-After``) for a stream refused because every slot is taken."""
-    from omweso_cam.dashboard.security import error_response
-
     response = error_response(503, "too many open streams; try again shortly")
     response.headers["Retry-After"] = "5"
     return response
