@@ -23,7 +23,7 @@ def register(subparsers: Any) -> None:
         description="Every legal move of POSITION, one per line: MOVE  AFTER  [RESULT]. "
         "With --jsonl, read one position per stdin line and write one JSON line each.",
     )
-    _common(moves)
+    add_rules_arguments(moves)
     moves.add_argument("position", nargs="?", help="position notation, e.g. '4,4,.../... S 0 0:0'")
     moves.add_argument("--jsonl", action="store_true", help="positions from stdin, JSON lines out")
     moves.set_defaults(func=_moves)
@@ -34,7 +34,7 @@ def register(subparsers: Any) -> None:
         description="Play MOVE in POSITION; prints the position after it (laps on stderr, "
         "or on stdout with --verbose).",
     )
-    _common(play)
+    add_rules_arguments(play)
     play.add_argument("position", help="position notation")
     play.add_argument("move", help="move notation, e.g. 'e1', 'a1(cw)', 'c1(2-1)'")
     play.add_argument("--verbose", "-v", action="store_true", help="print the lap trace on stdout")
@@ -46,14 +46,15 @@ def register(subparsers: Any) -> None:
         description="Every intermediate board of MOVE in POSITION: event, pit, lap, seeds in "
         "hand, and the board (seeds in hand not on it), one per line; --json for JSON lines.",
     )
-    _common(states)
+    add_rules_arguments(states)
     states.add_argument("position", help="position notation")
     states.add_argument("move", help="move notation")
     states.add_argument("--json", action="store_true", help="one JSON object per state")
     states.set_defaults(func=_states)
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
+def add_rules_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--rules PRESET`` and ``--option/-o KEY=VALUE`` (read them with :func:`rules_from_cli`)."""
     parser.add_argument("--rules", default="seed", help="rules preset: seed (default) or traditional")
     parser.add_argument(
         "--option", "-o", action="append", default=[], metavar="KEY=VALUE",

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from omweso_cam.cli.rules import rules_from_cli
+from omweso_cam.cli.rules import add_rules_arguments, rules_from_cli
 
 #: Default match database (shared with `omweso-cam serve`).
 DEFAULT_DB = "omweso-cam.sqlite3"
@@ -19,9 +19,7 @@ DEFAULT_DB = "omweso-cam.sqlite3"
 def register(subparsers: Any) -> None:
     track = subparsers.add_parser("track", help="follow a recorded game (video or frame folder) into a record")
     track.add_argument("source", metavar="SOURCE", help="video file, folder of frames, camera index or stream URL")
-    track.add_argument("--rules", default="seed", help="rules preset: seed (default) or traditional")
-    track.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                       help="rules option override (repeatable), e.g. setup_max_per_pit=none")
+    add_rules_arguments(track)
     track.add_argument("--start", metavar="POSITION",
                        help="the set-up position (notation); default: read it from the first stable frames")
     track.add_argument("--calibration", metavar="FILE", help="calibration JSON (from `omweso-cam calibrate`)")
