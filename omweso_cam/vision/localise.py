@@ -46,6 +46,7 @@ class LocaliseConfig:
     max_board_area_frac: float = 0.995
     min_lattice_score: float = 1.6  # pit-pattern contrast (see grid.lattice_score) to accept a segmented quad
     min_pit_lattice_score: float = 0.2  # the same, for the outline found from the pit lattice
+    min_pits_seen_to_trust: int = 28  # a 4x8 lattice with this many pits seen as circles needs no colour contrast
     colour_clusters: tuple[int, ...] = (2, 3, 4)  # k of the k-means colour segmentations tried
     kmeans_side_px: int = 160  # segmentation runs on an image this wide
     refine_search_frac: float = 0.025  # of the board diagonal, each side of a rough edge
@@ -58,6 +59,7 @@ class LocaliseConfig:
     pit_search_max_side_px: int = 960  # circles are searched at this size (small boards have small pits)
     hough_edge_threshold: float = 80.0  # Canny high threshold of the circle finder
     hough_min_roundness: float = 0.5  # HOUGH_GRADIENT_ALT circle "perfectness" (0..1)
+    retry_contrast_clip: float = 3.0  # CLAHE clip limit of the second, contrast-stretched circle search
     candidate_score_ratio: float = 0.6  # refine candidates scoring at least this share of the best
     profiles_per_side: int = 24  # outward profiles searched for each side's edge
     profile_step_of_pitch: float = 0.02  # sample step along a profile, of the pit pitch
@@ -68,6 +70,8 @@ class LocaliseConfig:
     min_edge_colour_step: float = 6.0  # Lab units: an edge point's outside must differ this much more from the surface
     max_edge_turn_deg: float = 4.0  # a side's edge may turn this much from the pit lattice's prediction
     edge_support_keep: float = 0.8  # lines with this share of the best support compete on being innermost
+    min_bend_points: int = 8  # a side's edge may bend (lens distortion) when fitted through at least this many points
+    min_bend_px: float = 0.75  # ... and when the bend over those points is at least this much (pit-search scale)
     edge_step_of_pitch: float = 0.025  # board-edge search step outward from the pits, of the pit pitch
     max_margin_of_pitch: float = 1.3  # the board's edge lies at most this far beyond the outer pit cells
     min_board_edge_strength: float = 8.0  # Sobel units: weaker gradient peaks are not board edges
@@ -311,10 +315,12 @@ def find_board(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig
     # the board is where it says (edges refine it). Otherwise fall back to segmented regions.
     by_pits = find_pit_lattice(image_bgr, config=config)
     if by_pits is not None:
-        corners, centres, radius = by_pits
-        # The outline must show the pit pattern too (a dotted cloth's lattice of circles does not).
+        corners, centres, radius, seen = by_pits
+        # The outline must show the pit pattern too (a dotted cloth's lattice of circles does not),
+        # unless nearly every pit was seen as a circle: in dark wood the pits barely differ in
+        # colour from the surface, and a cloth's circles do not stop at a 4x8 block.
         score = lattice_score(small, corners * scale)
-        if score >= config.min_pit_lattice_score:
+        if score >= config.min_pit_lattice_score or seen >= config.min_pits_seen_to_trust:
             return BoardLocation(corners, "auto", float(score), {"found_by": "pit lattice",
                                                                  "pit_centers_px": centres,
                                                                  "pit_radius_px": radius})
@@ -699,16 +705,17 @@ def _board_edges(images: _EdgeImages, lattice_to_image: np.ndarray, config: Loca
 def _board_outline(images: _EdgeImages, lattice_to_image: np.ndarray, config: LocaliseConfig) -> np.ndarray:
     """The board's top-face corners (lattice order: top-left, top-right, bottom-right, bottom-left of the lattice).
 
-    Each side is a straight line fitted (RANSAC) through edge points found on profiles
-    running outward from the pit lattice: on each profile the innermost gradient peak
-    with the board's surface colour inside and another colour outside (see
-    :func:`_edge_points`). A side without enough such points falls back to the
+    Each side is a line fitted (RANSAC) through edge points found on profiles running
+    outward from the pit lattice: on each profile the innermost gradient peak with the
+    board's surface colour inside and another colour outside (see :func:`_edge_line`),
+    bent by a quadratic term when the lens visibly curves it; corners are where the
+    bent sides meet. A side without enough such points falls back to the
     lattice-parallel line of :func:`_board_edges`.
     """
     gx, gy, lab = images.gx, images.gy, images.lab
     reference = _surface_colour(lab, lattice_to_image)
     fallback: list[float] | None = None
-    lines = []
+    lines: list[_Edge] = []
     for k, ((a, b), outward) in enumerate(_SIDES):
         line = _edge_line(gx, gy, lab, reference, lattice_to_image, np.array(a), np.array(b), np.array(outward), config)
         if line is None:
@@ -717,12 +724,11 @@ def _board_outline(images: _EdgeImages, lattice_to_image: np.ndarray, config: Lo
             off = fallback[k]
             ends = np.array([np.array(a) + off * np.array(outward), np.array(b) + off * np.array(outward)])
             img = cv2.perspectiveTransform(ends.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
-            d = img[1] - img[0]
-            line = (img[0], d / max(float(np.linalg.norm(d)), 1e-9))
+            line = _Edge.line(img[0], img[1] - img[0])
         lines.append(line)
     corners = []
     for k in range(4):
-        point = _intersect(lines[(k - 1) % 4], lines[k])
+        point = _corner(lines[(k - 1) % 4], lines[k])
         if point is None:
             return _outline_from_offsets(lattice_to_image, _board_edges(images, lattice_to_image, config))
         corners.append(point)
@@ -747,9 +753,8 @@ def _surface_colour(lab: np.ndarray, lattice_to_image: np.ndarray) -> np.ndarray
 
 
 def _edge_line(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.ndarray, lattice_to_image: np.ndarray,
-               a: np.ndarray, b: np.ndarray, outward: np.ndarray,
-               config: LocaliseConfig) -> tuple[np.ndarray, np.ndarray] | None:
-    """(point, unit direction) of one side's top-face edge in image px, or None when too few edge points agree."""
+               a: np.ndarray, b: np.ndarray, outward: np.ndarray, config: LocaliseConfig) -> _Edge | None:
+    """One side's top-face edge in image px (bent where the lens curves it), or None when too few edge points agree."""
     h, w = gx.shape
     step = config.profile_step_of_pitch
     offsets = np.arange(-0.15, config.max_margin_of_pitch + 1e-9, step)
@@ -820,13 +825,85 @@ def _edge_line(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.nd
     strong = np.nonzero(support >= config.edge_support_keep * support.max())[0]
     depth = np.array([offset_index[inliers[m]].mean() for m in strong])
     best = inliers[strong[int(np.argmin(depth))]]
-    vx, vy, x0, y0 = cv2.fitLine(edge[best].astype(np.float32), cv2.DIST_L2, 0, 0.01, 0.01).ravel()
-    return np.array([x0, y0], np.float64), np.array([vx, vy], np.float64)
+    return _Edge.fit(edge[best], config)
+
+
+@dataclass(frozen=True, eq=False)
+class _Edge:
+    """One side of the board's top face in image px: a line, bent by a quadratic term where the lens curves it.
+
+    A point at ``u`` px along ``direction`` from ``origin`` lies ``c0 + c1 u + c2 u^2`` px along ``normal``.
+    """
+
+    origin: np.ndarray
+    direction: np.ndarray
+    coeffs: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    @property
+    def normal(self) -> np.ndarray:
+        return np.array([-self.direction[1], self.direction[0]])
+
+    @classmethod
+    def line(cls, point: np.ndarray, direction: np.ndarray) -> _Edge:
+        d = np.asarray(direction, np.float64)
+        return cls(np.asarray(point, np.float64), d / max(float(np.linalg.norm(d)), 1e-12))
+
+    @classmethod
+    def fit(cls, points: np.ndarray, config: LocaliseConfig) -> _Edge:
+        """The line through ``points``, with a quadratic bend when the points show one clearly."""
+        pts = np.asarray(points, np.float64)
+        vx, vy, x0, y0 = cv2.fitLine(pts.astype(np.float32), cv2.DIST_L2, 0, 0.01, 0.01).ravel()
+        straight = cls.line(np.array([x0, y0]), np.array([vx, vy]))
+        if len(pts) < config.min_bend_points:
+            return straight
+        u = (pts - straight.origin) @ straight.direction
+        v = (pts - straight.origin) @ straight.normal
+        keep = np.ones(len(u), bool)
+        for _ in range(2):
+            c2, c1, c0 = np.polyfit(u[keep], v[keep], 2)
+            resid = np.abs(v - (c0 + c1 * u + c2 * u * u))
+            keep = resid <= max(config.edge_line_tolerance_px, 3.0 * float(np.median(resid[keep])))
+            if keep.sum() < config.min_bend_points:
+                return straight
+        half = 0.5 * float(u[keep].max() - u[keep].min())
+        # The bend over the points seen: below a pixel or so it is noise, not the lens.
+        if abs(c2) * half * half < config.min_bend_px:
+            return straight
+        return cls(straight.origin, straight.direction, (float(c0), float(c1), float(c2)))
+
+    def at(self, u: float) -> np.ndarray:
+        c0, c1, c2 = self.coeffs
+        return np.asarray(self.origin + u * self.direction + (c0 + c1 * u + c2 * u * u) * self.normal)
+
+    def tangent(self, u: float) -> np.ndarray:
+        _, c1, c2 = self.coeffs
+        return np.asarray(self.direction + (c1 + 2 * c2 * u) * self.normal)
+
+
+def _corner(first: _Edge, second: _Edge) -> np.ndarray | None:
+    """Where two sides meet: their lines' intersection, then Newton steps along the bent edges."""
+    point = _intersect((first.origin, first.direction), (second.origin, second.direction))
+    if point is None:
+        return None
+    if first.coeffs == (0.0, 0.0, 0.0) and second.coeffs == (0.0, 0.0, 0.0):
+        return point
+    ua = float((point - first.origin) @ first.direction)
+    ub = float((point - second.origin) @ second.direction)
+    for _ in range(8):
+        gap = first.at(ua) - second.at(ub)
+        jac = np.stack([first.tangent(ua), -second.tangent(ub)], axis=1)
+        if abs(np.linalg.det(jac)) < 1e-9:
+            return point
+        du = np.linalg.solve(jac, -gap)
+        ua, ub = ua + float(du[0]), ub + float(du[1])
+    bent = (first.at(ua) + second.at(ub)) / 2
+    # A bend extrapolated far from its points is not trusted.
+    return bent if np.linalg.norm(bent - point) < 0.05 * np.linalg.norm(first.origin - second.origin) else point
 
 
 def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig()
-                     ) -> tuple[np.ndarray, np.ndarray, float] | None:
-    """(board corners TL,TR,BR,BL, 32 pit centres (unordered), pit radius), image px, from the pits."""
+                     ) -> tuple[np.ndarray, np.ndarray, float, int] | None:
+    """(board corners TL,TR,BR,BL, 32 pit centres (unordered), pit radius, pits seen as circles), image px."""
     small, scale = _downscale(image_bgr, config.pit_search_max_side_px)
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
     images = _EdgeImages.of(small, gray)
@@ -838,6 +915,12 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
 
     blobs = _circles(gray, config)
     found = _lattice_from_blobs(blobs, lopsided)
+    if found is None:
+        # Low contrast (dark pits in dark wood, dim light, blur): the same search on a locally
+        # contrast-stretched image.
+        clahe = cv2.createCLAHE(clipLimit=config.retry_contrast_clip, tileGridSize=(8, 8))
+        blobs = _circles(clahe.apply(gray), config)
+        found = _lattice_from_blobs(blobs, lopsided)
     if found is None:
         blobs = _circles(gray, config, small_pits=True)
         found = _lattice_from_blobs(blobs, lopsided)
@@ -852,5 +935,6 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
     centres = cv2.perspectiveTransform(lattice.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
     near = np.linalg.norm(centres[:, None] - blobs[None, :, :2], axis=2)
     pitch = float(np.median(np.linalg.norm(np.diff(centres.reshape(4, 8, 2), axis=1), axis=2)))
-    radius = float(np.median(blobs[np.argmin(near, axis=1), 2][near.min(axis=1) < 0.3 * pitch]))
-    return _south_at_bottom(corners / scale, True), centres / scale, radius / scale
+    seen = near.min(axis=1) < 0.3 * pitch
+    radius = float(np.median(blobs[np.argmin(near, axis=1), 2][seen]))
+    return _south_at_bottom(corners / scale, True), centres / scale, radius / scale, int(seen.sum())
