@@ -20,7 +20,7 @@ bottom of the image, unless a calibration says otherwise) at the bottom.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
 import cv2
@@ -47,6 +47,8 @@ class LocaliseConfig:
     min_lattice_score: float = 1.6  # pit-pattern contrast (see grid.lattice_score) to accept a segmented quad
     min_pit_lattice_score: float = 0.2  # the same, for the outline found from the pit lattice
     min_pits_seen_to_trust: int = 28  # a 4x8 lattice with this many pits seen as circles needs no colour contrast
+    min_pits_seen: int = 16  # a lattice with fewer of its pits seen as circles is a guess, not a board
+    max_stray_circles_frac: float = 0.5  # pit-sized circles inside the lattice but off its pits, of those on them
     colour_clusters: tuple[int, ...] = (2, 3, 4)  # k of the k-means colour segmentations tried
     kmeans_side_px: int = 160  # segmentation runs on an image this wide
     refine_search_frac: float = 0.025  # of the board diagonal, each side of a rough edge
@@ -913,28 +915,56 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
         top, right, bottom, left = _board_edges(images, lattice_to_image, config)
         return abs(top - bottom) + abs(left - right)
 
-    blobs = _circles(gray, config)
-    found = _lattice_from_blobs(blobs, lopsided)
-    if found is None:
+    def searches() -> Iterator[np.ndarray]:
+        yield _circles(gray, config)
         # Low contrast (dark pits in dark wood, dim light, blur): the same search on a locally
         # contrast-stretched image.
         clahe = cv2.createCLAHE(clipLimit=config.retry_contrast_clip, tileGridSize=(8, 8))
-        blobs = _circles(clahe.apply(gray), config)
+        yield _circles(clahe.apply(gray), config)
+        yield _circles(gray, config, small_pits=True)
+
+    for blobs in searches():
         found = _lattice_from_blobs(blobs, lopsided)
-    if found is None:
-        blobs = _circles(gray, config, small_pits=True)
-        found = _lattice_from_blobs(blobs, lopsided)
-    if found is None:
-        return None
-    lattice_to_image, _ = found
-    corners = _board_outline(images, lattice_to_image, config)
-    # The lattice knows which sides are long (its rows of 8 run along them).
-    if _signed_area(corners) < 0:
-        corners = corners[::-1].copy()  # a mirrored lattice: clockwise again, a long side still first
-    lattice = np.array([(c, r) for r in range(4) for c in range(8)], np.float64)
-    centres = cv2.perspectiveTransform(lattice.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
-    near = np.linalg.norm(centres[:, None] - blobs[None, :, :2], axis=2)
+        if found is None:
+            continue
+        lattice_to_image, _ = found
+        seen = _pits_seen(lattice_to_image, blobs, config)
+        if seen is None:
+            continue
+        corners = _board_outline(images, lattice_to_image, config)
+        # The lattice knows which sides are long (its rows of 8 run along them).
+        if _signed_area(corners) < 0:
+            corners = corners[::-1].copy()  # a mirrored lattice: clockwise again, a long side still first
+        centres = cv2.perspectiveTransform(_LATTICE.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
+        radius = float(np.median(blobs[seen, 2]))
+        return _south_at_bottom(corners / scale, True), centres / scale, radius / scale, len(seen)
+    return None
+
+
+#: The 32 pit centres in lattice coordinates (col, row), image order.
+_LATTICE = np.array([(c, r) for r in range(4) for c in range(8)], np.float64)
+
+
+def _pits_seen(lattice_to_image: np.ndarray, blobs: np.ndarray, config: LocaliseConfig) -> np.ndarray | None:
+    """Indices of the circles on the lattice's 32 pits, or None when the lattice is not believable.
+
+    A lattice walked along the wrong steps (a diagonal taken for a row, a hand's edge
+    for a pit) predicts pits where no circle is, and leaves pit-sized circles inside
+    its outline off its pits.
+    """
+    centres = cv2.perspectiveTransform(_LATTICE.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
     pitch = float(np.median(np.linalg.norm(np.diff(centres.reshape(4, 8, 2), axis=1), axis=2)))
-    seen = near.min(axis=1) < 0.3 * pitch
-    radius = float(np.median(blobs[np.argmin(near, axis=1), 2][seen]))
-    return _south_at_bottom(corners / scale, True), centres / scale, radius / scale, int(seen.sum())
+    near = np.linalg.norm(centres[:, None] - blobs[None, :, :2], axis=2)
+    on_pit = near.min(axis=1) < 0.3 * pitch
+    if on_pit.sum() < config.min_pits_seen:
+        return None
+    seen = np.argmin(near, axis=1)[on_pit]
+    radius = float(np.median(blobs[seen, 2]))
+    alike = blobs[(blobs[:, 2] > 0.75 * radius) & (blobs[:, 2] < 1.35 * radius)]
+    if len(alike):
+        lat = cv2.perspectiveTransform(alike[:, None, :2].astype(np.float64), np.linalg.inv(lattice_to_image)).reshape(-1, 2)
+        inside = (lat[:, 0] > -0.5) & (lat[:, 0] < 7.5) & (lat[:, 1] > -0.5) & (lat[:, 1] < 3.5)
+        off = np.linalg.norm(alike[:, None, :2] - centres[None], axis=2).min(axis=1) > 0.35 * pitch
+        if (inside & off).sum() > config.max_stray_circles_frac * on_pit.sum():
+            return None
+    return np.asarray(seen)
