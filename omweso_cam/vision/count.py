@@ -28,6 +28,7 @@ import cv2
 import numpy as np
 
 from omweso_cam.observation import MAX_COUNT
+from omweso_cam.vision.counter_net import CounterHead, embed, refit_head
 from omweso_cam.vision.grid import PitGrid
 
 #: Names of the per-pit features, in the order of :attr:`PitFeatures.matrix` columns.
@@ -71,6 +72,9 @@ class CountConfig:
     descriptor_cells: int = 0  # pit maps pooled to cells x cells (0: none; a model's own size overrides)
     max_strength: float = 4.0  # seed strength (units of the seed threshold) is clipped here in the descriptor
     descriptor_light_levels: float = 25.0  # Lab L difference that is one unit in the descriptor's lightness map
+    rim_of_radius: float = 1.1  # network input: the crop outside this many pit radii is the wood it is measured against
+    rim_unit_offset: float = 16.0  # network input: one unit = the rim's mean level (0..255) plus this
+    head_pull: float = 1.0  # calibrating the network's head: weight of staying near the shipped head
 
 
 @dataclass(frozen=True, eq=False)
@@ -174,6 +178,7 @@ class SeedModel:
 
     weights: tuple[float, ...] | None = None
     network: Network | None = None
+    counter: CounterHead | None = None
     descriptor_cells: int = 0
     seed_area_frac: float | None = None
     output_scale: float = 1.0  # per-board correction learnt from a known position
@@ -229,6 +234,7 @@ class SeedModel:
             "features": list(FEATURE_NAMES),
             "weights": None if self.weights is None else [round(w, 6) for w in self.weights],
             "network": None if self.network is None else self.network.to_dict(),
+            "counter": None if self.counter is None else self.counter.to_dict(),
             "descriptor_cells": self.descriptor_cells,
             "seed_area_frac": self.seed_area_frac,
             "output_scale": self.output_scale,
@@ -251,9 +257,11 @@ class SeedModel:
             weights = data.get("weights")
             area = data.get("seed_area_frac")
             network = data.get("network")
+            counter = data.get("counter")
             return cls(
                 weights=None if weights is None else tuple(float(v) for v in weights),  # type: ignore[attr-defined]
                 network=None if network is None else Network.from_dict(network),  # type: ignore[arg-type]
+                counter=None if counter is None else CounterHead.from_dict(counter),  # type: ignore[arg-type]
                 descriptor_cells=int(data.get("descriptor_cells", 0)),  # type: ignore[call-overload]
                 seed_area_frac=None if area is None else float(area),  # type: ignore[arg-type]
                 output_scale=float(data.get("output_scale", 1.0)),  # type: ignore[arg-type]
@@ -265,7 +273,7 @@ class SeedModel:
             )
         except SeedModelError:
             raise
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError) as exc:  # CounterNetError included
             raise SeedModelError(f"bad seed model: {exc}") from exc
 
 
@@ -287,8 +295,8 @@ class PitCounts:
     """Counter output: per pit log-likelihoods over 0..64, the best counts, an overall confidence."""
 
     log_likelihoods: np.ndarray  # (N, 65)
-    estimates: np.ndarray  # (N,) continuous estimate
-    features: PitFeatures
+    estimates: np.ndarray  # (N,) continuous estimate (the expected count)
+    features: PitFeatures | None = None  # the hand-made features, when a feature model counted
 
     @property
     def counts(self) -> tuple[int, ...]:
@@ -359,6 +367,29 @@ def normalise_crop(crop_bgr: np.ndarray, *, config: CountConfig = CountConfig())
     y0, x0 = (h - side) // 2, (w - side) // 2
     square = np.ascontiguousarray(crop_bgr[y0 : y0 + side, x0 : x0 + side])
     return cv2.resize(square, (config.crop_px, config.crop_px), interpolation=cv2.INTER_AREA)
+
+
+def network_input(crops_bgr: np.ndarray, *, config: CountConfig = CountConfig()) -> np.ndarray:
+    """Canonical crops (N, S, S, 3) uint8 -> the seed network's input (N, 3, S, S) float32.
+
+    Each crop is measured against its own bare wood: the rim of the crop outside
+    ``rim_of_radius`` pit radii (the board around the pit) gives, per channel, the
+    level subtracted, and its mean brightness the unit. So a dark frame and a bright
+    one, a pale board and a dark one, look alike to the network; what is left is how
+    the bowl and its seeds depart from the wood around them.
+    """
+    crops = np.asarray(crops_bgr)
+    if crops.ndim != 4 or crops.shape[-1] != 3:
+        raise ValueError(f"expected crops (N, S, S, 3), got shape {crops.shape}")
+    n, s = crops.shape[:2]
+    rim = np.flatnonzero(~_disc(CountConfig(crop_px=s, crop_of_radius=config.crop_of_radius), config.rim_of_radius))
+    # (N, 3, rim pixels) contiguous: a median along the last axis is ten times faster than along a strided one.
+    rim_px = np.ascontiguousarray(crops.reshape(n, s * s, 3)[:, rim].transpose(0, 2, 1))
+    level = np.median(rim_px, axis=2).astype(np.float32)  # (N, 3)
+    f = crops.astype(np.float32)
+    unit = level.mean(axis=1) + config.rim_unit_offset  # (N,)
+    x = (f - level[:, None, None, :]) / unit[:, None, None, None]
+    return np.ascontiguousarray(x.transpose(0, 3, 1, 2))
 
 
 def descriptor_width(cells: int) -> int:
@@ -682,10 +713,35 @@ def estimate_counts(features: PitFeatures, *, model: SeedModel = SeedModel()) ->
 def count_crops(crops_bgr: np.ndarray, *, model: SeedModel = SeedModel(), config: CountConfig = CountConfig(),
                 surface_lab: np.ndarray | None = None, bowl_crops: np.ndarray | None = None,
                 source_radius_px: float | None = None) -> PitCounts:
-    """Count seeds in canonical crops (N, S, S, 3)."""
+    """Count seeds in canonical crops (N, S, S, 3): the model's network when it has one, else its features."""
+    if model.counter is not None:
+        return count_with_network(crops_bgr, model, config=config)
     features = measure(crops_bgr, model=model, config=config, surface_lab=surface_lab, bowl_crops=bowl_crops,
                        source_radius_px=source_radius_px)
     return estimate_counts(features, model=model)
+
+
+def embed_crops(crops_bgr: np.ndarray, head: CounterHead, *, config: CountConfig = CountConfig()) -> np.ndarray:
+    """The network trunk's embedding (N, E) of canonical crops of any size (resized to the head's input)."""
+    crops = np.asarray(crops_bgr)
+    if crops.ndim != 4 or crops.shape[-1] != 3:
+        raise ValueError(f"expected crops (N, S, S, 3), got shape {crops.shape}")
+    if crops.shape[1:3] != (head.input_px, head.input_px):
+        crops = np.stack([cv2.resize(c, (head.input_px, head.input_px), interpolation=cv2.INTER_AREA) for c in crops])
+    net_config = dataclasses.replace(config, crop_px=head.input_px, crop_of_radius=head.crop_of_radius)
+    return embed(network_input(crops, config=net_config), head)
+
+
+def count_with_network(crops_bgr: np.ndarray, model: SeedModel, *, config: CountConfig = CountConfig()) -> PitCounts:
+    """Per-pit log-likelihoods from the seed network (``model.counter``), outlier share mixed in."""
+    if model.counter is None:
+        raise SeedModelError("this seed model has no network")
+    ll = model.counter.log_probabilities(embed_crops(crops_bgr, model.counter, config=config))
+    if model.outlier_share > 0:
+        ll = np.log((1.0 - model.outlier_share) * np.exp(ll) + model.outlier_share / ll.shape[1])
+    p = np.exp(ll)
+    estimates = (p * np.arange(ll.shape[1])).sum(axis=1) / p.sum(axis=1)
+    return PitCounts(ll, estimates)
 
 
 def count_seeds(rectified_bgr: np.ndarray, grid: PitGrid, *, model: SeedModel = SeedModel(),
@@ -702,6 +758,8 @@ def count_seeds(rectified_bgr: np.ndarray, grid: PitGrid, *, model: SeedModel = 
         crops = pit_crops_from_image(camera_bgr, board_from_image, grid, config=config)
     else:
         crops = pit_crops(rectified_bgr, grid, config=config)
+    if model.counter is not None:
+        return count_with_network(crops, model, config=config)
     return count_crops(crops, model=model, config=config, surface_lab=surface_colour(rectified_bgr),
                        source_radius_px=source_radius_px)
 
@@ -780,6 +838,11 @@ def fit_seed_model(crops_bgr: np.ndarray, counts: list[int] | np.ndarray, *, con
         raise SeedModelError(f"counts must be whole numbers in 0..{MAX_COUNT}")
     if not np.any(counts > 0):
         raise SeedModelError("need at least one labelled crop holding seeds")
+    reference = base or default_seed_model()
+    if reference.counter is not None:
+        head = refit_head(embed_crops(crops_bgr, reference.counter, config=config), counts.astype(np.int64),
+                          reference.counter, pull=config.head_pull)
+        return dataclasses.replace(reference, counter=head, source=source, examples=len(counts))
     empties = crops_bgr[counts == 0]
     bowls = empties if len(empties) >= 2 else None
     if len(counts) >= min_examples_for_weights and len(set(counts.tolist())) >= 3:
@@ -795,7 +858,6 @@ def fit_seed_model(crops_bgr: np.ndarray, counts: list[int] | np.ndarray, *, con
         weights = tuple(float(v) for v in fit_weights(features.matrix, counts))
         model = SeedModel(weights=weights, seed_area_frac=seed_frac, source=source, examples=len(counts))
     else:
-        reference = base or default_seed_model()
         # Measured exactly as a live frame is (its own empty-bowl guess), so the scale carries over.
         features = measure(crops_bgr, model=reference, config=config, surface_lab=surface_lab,
                            source_radius_px=source_radius_px)

@@ -1,0 +1,122 @@
+"""Pit crops with true counts, cut from rendered boards as the live reader cuts them.
+
+    .venv/bin/python benchmarks/counter_data.py --boards 1200 --seed 300000 --out /tmp/counter/train.npz
+    .venv/bin/python benchmarks/counter_data.py --boards 200 --seed 800000 --style unseen --out /tmp/counter/unseen.npz
+
+Training data for the seed-count network (``benchmarks/train_counter.py``). Each
+board is rendered (default style unless ``--style``), rectified from its true
+corners, the true pit centres carried into it, and every pit cut straight from the camera image (:func:`omweso_cam.vision.count.pit_crops_from_image`)
+with a margin (``MARGIN``) so the trainer can jitter centre and scale (standing in
+for the reader's grid error). Pits a hand hides are dropped.
+Seeds never overlap with ``benchmarks/vision_bench.py`` (900,001+) or the
+sample corpus (2026).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+#: Stored crops cover this many times the canonical crop (room for jitter).
+MARGIN = 4 / 3
+STORED_PX = 64
+
+
+def _board_counts(rnd: random.Random, rng: np.random.Generator, kind: int) -> tuple[int, ...]:
+    """Counts of one training board: set-ups, games and boards that spread the count range evenly."""
+    from omweso_cam.rules import Position, RuleSet
+    from omweso_cam.rules.sample import random_setup
+    from omweso_cam.vision.synth.corpus import random_game_position
+
+    rules = RuleSet.preset("seed")
+    if kind == 0:
+        return Position.standard().board
+    if kind == 1:
+        return random_setup(rnd, max_per_pit=rnd.choice([6, 10, 16])).board
+    if kind == 2:
+        for _ in range(20):
+            p = random_game_position(rnd, rules, plies=rnd.randint(4, 80))
+            if p is not None:
+                return p.board
+        return random_setup(rnd, max_per_pit=10).board
+    if kind == 3:
+        return tuple(int(x) for x in rng.integers(0, rnd.choice([4, 8, 13]), 32))
+    c = rng.multinomial(64, rng.dirichlet(np.full(32, rnd.uniform(0.2, 0.6))))
+    return tuple(int(x) for x in np.minimum(c, 30))
+
+
+def _one_board(job: tuple[int, str]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    import cv2
+
+    from omweso_cam.vision.count import CountConfig, pit_crops_from_image
+    from omweso_cam.vision.grid import PitGrid
+    from omweso_cam.vision.pipeline import ReaderConfig, prepare_image
+    from omweso_cam.vision.rectify import rectify
+    from omweso_cam.vision.synth import Scene, render_board
+
+    seed, style = job
+    rng = np.random.default_rng(seed)
+    rnd = random.Random(seed)
+    counts = _board_counts(rnd, rng, seed % 5)
+    scene = Scene.random(rng, style=style, hand=rnd.random() < 0.15)
+    image, truth = render_board(counts, scene=scene, rng=rng)
+    if truth.corners_px is None or truth.pit_centers_px is None:
+        return None
+    if rnd.random() < 0.5:  # the reader mostly sees compressed frames
+        _, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, rnd.randint(60, 95)])
+        image = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    config = ReaderConfig()
+    work, scale, _ = prepare_image(image, config)
+    assert work is not None
+    board = rectify(work, np.asarray(truth.corners_px, np.float64) * scale, config=config.rectify)
+    # The true pit centres, carried into the rectified board: the crops are centred as a
+    # well-fitted grid centres them; the trainer's jitter stands in for grid error.
+    true_px = np.asarray(truth.pit_centers_px, np.float64) * scale
+    centres = cv2.perspectiveTransform(true_px.reshape(-1, 1, 2), board.board_from_image).reshape(-1, 2)
+    rim = true_px + np.stack([np.asarray(truth.pit_radius_px) * scale, np.zeros(32)], axis=1)
+    rim_board = cv2.perspectiveTransform(rim.reshape(-1, 1, 2), board.board_from_image).reshape(-1, 2)
+    radius = float(np.median(np.linalg.norm(rim_board - centres, axis=1)))
+    grid = PitGrid(centres, radius, (board.image.shape[1], board.image.shape[0]))
+    base = CountConfig()
+    stored = CountConfig(crop_px=STORED_PX, crop_of_radius=base.crop_of_radius * MARGIN)
+    crops = pit_crops_from_image(work, board.board_from_image, grid, config=stored)
+    keep = np.ones(32, bool)
+    if truth.pit_occlusion is not None:
+        keep &= np.asarray(truth.pit_occlusion) < 0.02
+    board_id = np.full(int(keep.sum()), seed, np.int64)
+    return crops[keep], np.asarray(counts, np.int16)[keep], board_id
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--boards", type=int, required=True)
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--style", default="default")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    from tqdm import tqdm
+
+    jobs = [(args.seed + k, args.style) for k in range(args.boards)]
+    crops, counts, boards = [], [], []
+    with ProcessPoolExecutor(args.workers) as pool:
+        for result in tqdm(pool.map(_one_board, jobs, chunksize=4), total=len(jobs), desc="boards"):
+            if result is not None:
+                crops.append(result[0])
+                counts.append(result[1])
+                boards.append(result[2])
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    c = np.concatenate(counts)
+    np.savez_compressed(args.out, crops=np.concatenate(crops), counts=c, boards=np.concatenate(boards))
+    print(f"{len(c)} pits from {len(crops)} boards -> {args.out}; counts histogram:",
+          np.bincount(c, minlength=13)[:31].tolist())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,228 @@
+"""Train the seed-count network (a small CNN over one pit crop) and export it for the reader.
+
+    python -m venv /tmp/train && /tmp/train/bin/pip install torch onnx numpy "opencv-python-headless<5" tqdm
+    /tmp/train/bin/pip install --no-deps -e .
+    /tmp/train/bin/python benchmarks/train_counter.py --train /tmp/counter/train.npz \
+        --val /tmp/counter/val.npz --unseen /tmp/counter/unseen.npz --out calibration/
+
+Data comes from ``benchmarks/counter_data.py`` (rendered boards, default style;
+``--unseen`` is the held-out style, only reported, never used to choose anything).
+PyTorch is needed only here, never by omweso-cam itself: the trunk is exported to
+ONNX (``seed_counter.onnx``, run by OpenCV's dnn module) and the last layer (a
+softmax over counts 0..64 from the trunk's embedding) into the seed model JSON
+(``seed_model_default.json``), which is what ``omweso-cam calibrate seeds`` refits.
+
+Augmentation stands in for what renders lack: any rotation and mirror (pits are
+round), centre/scale jitter (grid error), blur and resolution loss, sensor noise,
+gain/gamma, and colour mixing with channel swaps (seed and wood colours the
+renderer never drew).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from omweso_cam.observation import MAX_COUNT
+from omweso_cam.vision.count import CountConfig, network_input
+
+STORED_MARGIN = 4 / 3  # benchmarks/counter_data.py MARGIN
+
+
+def canonical(crops64: np.ndarray, size: int) -> np.ndarray:
+    """The centre of stored crops, at the reader's canonical size (no augmentation)."""
+    s = crops64.shape[1]
+    inner = s / STORED_MARGIN
+    m = np.array([[size / inner, 0, -(s - inner) / 2 * size / inner], [0, size / inner, -(s - inner) / 2 * size / inner]])
+    return np.stack([cv2.warpAffine(c, m, (size, size), flags=cv2.INTER_AREA) for c in crops64])
+
+
+def augment(crops64: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Randomly transformed canonical crops (N, size, size, 3) uint8."""
+    s = crops64.shape[1]
+    inner = s / STORED_MARGIN
+    out = np.empty((len(crops64), size, size, 3), np.uint8)
+    for i, crop in enumerate(crops64):
+        angle = rng.uniform(0, 360)
+        zoom = (size / inner) * rng.uniform(0.9, 1.1)
+        shift = rng.normal(0, 0.06 * inner, 2)
+        m = cv2.getRotationMatrix2D((s / 2 + shift[0], s / 2 + shift[1]), angle, zoom)
+        m[:, 2] += size / 2 - (s / 2 + shift)
+        img = cv2.warpAffine(crop, m, (size, size), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+        if rng.random() < 0.5:
+            img = img[:, ::-1]
+        f = img.astype(np.float32)
+        if rng.random() < 0.35:  # resolution loss (a farther camera)
+            k = rng.uniform(0.35, 0.8)
+            small = cv2.resize(f, (max(8, round(size * k)),) * 2, interpolation=cv2.INTER_AREA)
+            f = cv2.resize(small, (size, size), interpolation=cv2.INTER_LINEAR)
+        if rng.random() < 0.3:
+            f = cv2.GaussianBlur(f, (0, 0), rng.uniform(0.4, 1.3))
+        if rng.random() < 0.6:  # colour: mix channels (possibly swapped), gain, gamma
+            mix = np.eye(3) + rng.normal(0, 0.12, (3, 3))
+            if rng.random() < 0.3:
+                mix = mix[rng.permutation(3)]
+            f = f @ mix.T.astype(np.float32)
+        f = f * rng.uniform(0.6, 1.4) + rng.uniform(-20, 20)
+        f = np.clip(f, 0, 255)
+        if rng.random() < 0.5:
+            f = 255.0 * (f / 255.0) ** rng.uniform(0.7, 1.4)
+        f += rng.normal(0, rng.uniform(0, 6), f.shape)
+        out[i] = np.clip(f, 0, 255).astype(np.uint8)
+    return out
+
+
+def soft_targets(counts: np.ndarray) -> np.ndarray:
+    """Training targets: a narrow discretised Gaussian around the true count (wider for heaps)."""
+    k = np.arange(MAX_COUNT + 1)[None, :]
+    sd = 0.2 + 0.05 * counts[:, None]
+    t = np.exp(-0.5 * ((k - counts[:, None]) / sd) ** 2)
+    return (t / t.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def build(torch, width: int):  # type: ignore[no-untyped-def]
+    nn = torch.nn
+
+    def block(cin: int, cout: int, stride: int = 1, k: int = 3) -> list:
+        return [nn.Conv2d(cin, cout, k, stride, k // 2, bias=False), nn.BatchNorm2d(cout), nn.ReLU()]
+
+    w = width
+    trunk = nn.Sequential(
+        *block(3, w, 2, 5),  # 48 -> 24
+        *block(w, 2 * w), nn.MaxPool2d(2),  # -> 12
+        *block(2 * w, 3 * w), *block(3 * w, 3 * w), nn.MaxPool2d(2),  # -> 6
+        *block(3 * w, 4 * w), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+    )
+    head = nn.Linear(4 * w, MAX_COUNT + 1)
+    return trunk, head
+
+
+def evaluate(probs: np.ndarray, counts: np.ndarray) -> dict[str, float]:
+    pred = probs.argmax(1)
+    out = {}
+    for name, lo, hi in (("0-6", 0, 6), ("7-12", 7, 12), ("13+", 13, 64)):
+        sel = (counts >= lo) & (counts <= hi)
+        if sel.any():
+            out[f"exact {name}"] = float((pred[sel] == counts[sel]).mean())
+            out[f"within1 {name}"] = float((np.abs(pred[sel] - counts[sel]) <= 1).mean())
+    out["nll"] = float(-np.mean(np.log(probs[np.arange(len(counts)), counts] + 1e-9)))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--train", type=Path, required=True)
+    parser.add_argument("--val", type=Path, required=True)
+    parser.add_argument("--unseen", type=Path)
+    parser.add_argument("--epochs", type=int, default=14)
+    parser.add_argument("--width", type=int, default=16)
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", type=Path, required=True, help="folder for seed_counter.onnx/.json")
+    args = parser.parse_args(argv)
+    import torch
+
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    rng = np.random.default_rng(args.seed)
+    config = CountConfig()
+    size = config.crop_px
+
+    train = np.load(args.train)
+    x_raw, y = train["crops"], train["counts"].astype(np.int64)
+    val = np.load(args.val)
+    xv = network_input(canonical(val["crops"], size), config=config)
+    yv = val["counts"].astype(np.int64)
+    sets = {"val": (xv, yv)}
+    if args.unseen:
+        un = np.load(args.unseen)
+        sets["unseen"] = (network_input(canonical(un["crops"], size), config=config), un["counts"].astype(np.int64))
+    # Rare counts are sampled more often (each count's weight ~ 1/sqrt(frequency)).
+    freq = np.bincount(y, minlength=MAX_COUNT + 1).astype(np.float64)
+    weight = 1.0 / np.sqrt(np.maximum(freq[y], 1.0))
+    weight /= weight.sum()
+
+    trunk, head = build(torch, args.width)
+    model = torch.nn.Sequential(trunk, head)
+    steps_per_epoch = len(y) // args.batch
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=args.epochs * steps_per_epoch)
+
+    def predict(x: np.ndarray) -> np.ndarray:
+        model.eval()
+        with torch.no_grad():
+            out = [torch.softmax(model(torch.from_numpy(x[i : i + 512])), 1).numpy() for i in range(0, len(x), 512)]
+        return np.concatenate(out)
+
+    for epoch in range(args.epochs):
+        model.train()
+        t0 = time.time()
+        total = 0.0
+        for _ in range(steps_per_epoch):
+            idx = rng.choice(len(y), args.batch, p=weight)
+            xb = torch.from_numpy(network_input(augment(x_raw[idx], size, rng), config=config))
+            tb = torch.from_numpy(soft_targets(y[idx]))
+            loss = -(tb * torch.log_softmax(model(xb), 1)).sum(1).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += float(loss.detach())
+        report = {name: evaluate(predict(x), yy) for name, (x, yy) in sets.items()}
+        print(f"epoch {epoch + 1}/{args.epochs} loss {total / steps_per_epoch:.3f} ({time.time() - t0:.0f} s) "
+              + " | ".join(f"{n}: " + ", ".join(f"{k} {v:.3f}" for k, v in r.items()) for n, r in report.items()),
+              flush=True)
+
+    # Temperature of the softmax, chosen on the default-style validation set only.
+    model.eval()
+    with torch.no_grad():
+        emb = torch.cat([trunk(torch.from_numpy(xv[i : i + 512])) for i in range(0, len(xv), 512)]).numpy()
+    w = head.weight.detach().numpy().astype(np.float64)
+    b = head.bias.detach().numpy().astype(np.float64)
+    logits = emb @ w.T + b
+    best_t, best_nll = 1.0, math.inf
+    for t in np.linspace(0.5, 3.0, 26):
+        z = logits / t
+        z -= z.max(1, keepdims=True)
+        nll = float(-np.mean(z[np.arange(len(yv)), yv] - np.log(np.exp(z).sum(1))))
+        if nll < best_nll:
+            best_t, best_nll = float(t), nll
+    args.out.mkdir(parents=True, exist_ok=True)
+    onnx_path = args.out / "seed_counter.onnx"
+    torch.onnx.export(trunk, torch.from_numpy(xv[:2]), str(onnx_path), input_names=["crops"],
+                      output_names=["embedding"], dynamic_axes={"crops": {0: "n"}, "embedding": {0: "n"}},
+                      dynamo=False)
+    net = cv2.dnn.readNetFromONNX(str(onnx_path))
+    net.setInput(xv[:64])
+    drift = float(np.abs(net.forward() - emb[:64]).max())
+    from omweso_cam.vision.count import SeedModel, count_with_network, save_seed_model
+    from omweso_cam.vision.counter_net import CounterHead
+
+    head = CounterHead(w / best_t, b / best_t, trunk=onnx_path.name, input_px=size, crop_of_radius=config.crop_of_radius)
+    # A share of probability spread over all counts (a pit misread outright stays possible),
+    # chosen on the validation set like the temperature, never below 1%.
+    best_share, best_nll = 0.01, math.inf
+    val_crops = canonical(val["crops"], size)
+    for share in (0.01, 0.02, 0.05, 0.1):
+        model = SeedModel(counter=head, outlier_share=share)
+        ll = count_with_network(val_crops, model, config=config).log_likelihoods
+        nll = float(-ll[np.arange(len(yv)), yv].mean())
+        if nll < best_nll:
+            best_share, best_nll = share, nll
+    model = SeedModel(counter=head, outlier_share=best_share, source="rendered (default style), seed network",
+                      examples=len(y))
+    save_seed_model(model, str(args.out / "seed_model_default.json"))
+    print(f"temperature {best_t:.2f}, outlier share {best_share} (val nll {best_nll:.3f}); "
+          f"OpenCV dnn vs torch max diff {drift:.2e}; wrote {onnx_path} and seed_model_default.json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
