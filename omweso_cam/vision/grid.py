@@ -39,6 +39,7 @@ class GridConfig:
     max_radius_of_pitch: float = 0.5
     score_blur_px: float = 1.0  # smoothing of the 128-px-wide check image (wood grain is not a pit)
     rim_score_keep: float = 0.85  # radii whose rim score is this close to the best are rim candidates
+    max_rim_shift_of_pitch: float = 0.15  # a pit's measured centre is kept when this close to the lattice's
 
 
 @dataclass(frozen=True, eq=False)
@@ -235,8 +236,35 @@ def fit_grid(rectified_bgr: np.ndarray, *, config: GridConfig = GridConfig()) ->
     if matrix is not None:
         fitted = cv2.perspectiveTransform(ideal.reshape(-1, 1, 2), matrix).reshape(-1, 2).astype(np.float64)
         if np.max(np.linalg.norm(fitted - nominal, axis=1)) < 0.5 * pitch:
-            centers = fitted
+            centers = _trust_rims(fitted, measured, pitch, config)
     return PitGrid(centers, pit_radius, (w, h), score)
+
+
+def refine_grid(rectified_bgr: np.ndarray, grid: PitGrid, *, config: GridConfig = GridConfig()) -> PitGrid:
+    """``grid`` with each pit centre moved onto its rim as seen on the rectified image.
+
+    The lattice a grid comes from is one homography; a wide-angle lens bends the board
+    and carving is never perfect, so each pit is measured on its own (the circle of
+    strongest edges at the grid's radius) and kept where it stays near the lattice.
+    """
+    if rectified_bgr.ndim != 3 or rectified_bgr.shape[2] != 3 or rectified_bgr.dtype != np.uint8:
+        raise GridError(f"expected an (H, W, 3) uint8 image, got {rectified_bgr.shape} {rectified_bgr.dtype}")
+    h, w = rectified_bgr.shape[:2]
+    if (w, h) != tuple(grid.size_px):
+        grid = grid.scaled((w, h))
+    c = grid.centers_px.reshape(ROWS, COLS, 2)
+    pitch = float(min(np.median(np.linalg.norm(np.diff(c, axis=1), axis=2)),
+                      np.median(np.linalg.norm(np.diff(c, axis=0), axis=2))))
+    gray = cv2.cvtColor(rectified_bgr, cv2.COLOR_BGR2GRAY)
+    edges = _edge_strength(gray, surface_difference(rectified_bgr))
+    measured, radius = _fit_rims(edges, grid.centers_px, pitch, config)
+    return PitGrid(_trust_rims(grid.centers_px, measured, pitch, config), radius, (w, h), grid.score)
+
+
+def _trust_rims(lattice_px: np.ndarray, measured_px: np.ndarray, pitch: float, config: GridConfig) -> np.ndarray:
+    """Each pit's measured centre where it is near the lattice's, else the lattice's (a heap's edge is no rim)."""
+    near = np.linalg.norm(measured_px - lattice_px, axis=1) <= config.max_rim_shift_of_pitch * pitch
+    return np.where(near[:, None], measured_px, lattice_px).astype(np.float64)
 
 
 def _edge_strength(gray: np.ndarray, diff: np.ndarray) -> np.ndarray:

@@ -27,6 +27,7 @@ from omweso_cam.vision.grid import (
     PitGrid,
     fit_grid,
     grid_from_points,
+    refine_grid,
     surface_difference,
 )
 from omweso_cam.vision.localise import BoardLocation, LocaliseConfig, find_board, find_markers
@@ -267,7 +268,8 @@ class BoardReader:
         return rectify(image, location.corners_px, config=self.config.rectify, size_px=size)
 
     def grid_for(self, board: RectifiedBoard, location: BoardLocation) -> PitGrid:
-        """The pit grid: the calibration's, else fitted once per calibrated quad, else the localiser's pits or a fit."""
+        """The pit grid: the calibration's, else fitted once per calibrated quad, else the localiser's pits
+        refined on the rectified image, else a fit on it."""
         size = (board.image.shape[1], board.image.shape[0])
         if location.method == "calibration" and self.calibration is not None:
             if self.calibration.pit_grid is not None:
@@ -277,7 +279,11 @@ class BoardReader:
                 self._grid_cache.clear()
                 self._grid_cache[key] = fit_grid(board.image, config=self.config.grid)
             return self._grid_cache[key]
-        return grid_from_location(board, location) or fit_grid(board.image, config=self.config.grid)
+        lattice = grid_from_location(board, location)
+        if lattice is None:
+            return fit_grid(board.image, config=self.config.grid)
+        # The localiser's lattice is one homography: each pit is then measured on the top-down image.
+        return refine_grid(board.image, lattice, config=self.config.grid)
 
     _grid_for = grid_for  # the old private name, still called by benchmarks/fit_count_model.py
 

@@ -108,6 +108,25 @@ def test_grid_fit_on_the_rectified_board(drawn) -> None:  # type: ignore[no-unty
     assert np.max(np.linalg.norm(grid.centers_px - true_centres, axis=1)) < 0.08 * pitch
 
 
+def test_refine_grid_moves_each_pit_onto_its_rim_and_ignores_far_ones(drawn) -> None:  # type: ignore[no-untyped-def]
+    import cv2
+
+    from omweso_cam.vision.grid import PitGrid, refine_grid
+
+    board = rectify(drawn.image, CORNERS)
+    truth = cv2.perspectiveTransform(drawn.pit_centers_px.reshape(-1, 1, 2), board.board_from_image).reshape(-1, 2)
+    pitch = board.image.shape[1] / 8
+    rng = np.random.default_rng(4)
+    # A lattice a little off everywhere (as one homography through a bent board is), one pit far off.
+    start = truth + rng.uniform(-0.08, 0.08, truth.shape) * pitch
+    start[5] = truth[5] + [0.4 * pitch, 0.0]
+    size = (board.image.shape[1], board.image.shape[0])
+    refined = refine_grid(board.image, PitGrid(start, 0.35 * pitch, size))
+    err = np.linalg.norm(refined.centers_px - truth, axis=1)
+    assert np.median(err) < 0.02 * pitch and np.max(np.delete(err, 5)) < 0.05 * pitch
+    assert np.allclose(refined.centers_px[5], start[5])  # too far from its rim to trust a measurement there
+
+
 def test_seed_model_learnt_from_labelled_crops_counts_another_board() -> None:
     """calibrate-from-examples path: crops of one drawn board teach, another is counted."""
     config = CountConfig()
