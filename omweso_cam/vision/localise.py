@@ -72,8 +72,11 @@ class LocaliseConfig:
     min_edge_colour_step: float = 6.0  # Lab units: an edge point's outside must differ this much more from the surface
     max_edge_turn_deg: float = 4.0  # a side's edge may turn this much from the pit lattice's prediction
     edge_support_keep: float = 0.8  # lines with this share of the best support compete on being innermost
-    min_bend_points: int = 8  # a side's edge may bend (lens distortion) when fitted through at least this many points
-    min_bend_px: float = 0.75  # ... and when the bend over those points is at least this much (pit-search scale)
+    min_plumb_points: int = 8  # a side takes part in the lens fit with at least this many edge points
+    min_plumb_sides: int = 3  # ... and at least this many sides must
+    max_lens_k: float = 0.5  # radial coefficients searched (division model, radius in units of the longer side)
+    min_straightening_px: float = 0.15  # the lens must bring the sides' RMS off-line distance down by this much
+    max_straightened_ratio: float = 0.8  # ... and to at most this share of what it was
     edge_step_of_pitch: float = 0.025  # board-edge search step outward from the pits, of the pit pitch
     max_margin_of_pitch: float = 1.3  # the board's edge lies at most this far beyond the outer pit cells
     min_board_edge_strength: float = 8.0  # Sobel units: weaker gradient peaks are not board edges
@@ -726,15 +729,14 @@ def _board_outline(images: _EdgeImages, lattice_to_image: np.ndarray, config: Lo
             off = fallback[k]
             ends = np.array([np.array(a) + off * np.array(outward), np.array(b) + off * np.array(outward)])
             img = cv2.perspectiveTransform(ends.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
-            line = _Edge.line(img[0], img[1] - img[0])
+            line = _Edge.line(img[0], img[1])
         lines.append(line)
-    corners = []
-    for k in range(4):
-        point = _corner(lines[(k - 1) % 4], lines[k])
-        if point is None:
-            return _outline_from_offsets(lattice_to_image, _board_edges(images, lattice_to_image, config))
-        corners.append(point)
-    return np.array(corners, np.float64)
+    h, w = gx.shape
+    lens = _plumb_line_lens([line.points for line in lines], (w, h), config)
+    corners = _corners_of(lines, lens)
+    if corners is None:
+        return _outline_from_offsets(lattice_to_image, _board_edges(images, lattice_to_image, config))
+    return corners
 
 
 def _outline_from_offsets(lattice_to_image: np.ndarray, sides: list[float]) -> np.ndarray:
@@ -756,7 +758,7 @@ def _surface_colour(lab: np.ndarray, lattice_to_image: np.ndarray) -> np.ndarray
 
 def _edge_line(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.ndarray, lattice_to_image: np.ndarray,
                a: np.ndarray, b: np.ndarray, outward: np.ndarray, config: LocaliseConfig) -> _Edge | None:
-    """One side's top-face edge in image px (bent where the lens curves it), or None when too few edge points agree."""
+    """One side's top-face edge points (image px) and their line, or None when too few edge points agree."""
     h, w = gx.shape
     step = config.profile_step_of_pitch
     offsets = np.arange(-0.15, config.max_margin_of_pitch + 1e-9, step)
@@ -827,80 +829,114 @@ def _edge_line(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.nd
     strong = np.nonzero(support >= config.edge_support_keep * support.max())[0]
     depth = np.array([offset_index[inliers[m]].mean() for m in strong])
     best = inliers[strong[int(np.argmin(depth))]]
-    return _Edge.fit(edge[best], config)
+    return _Edge.through(edge[best])
 
 
 @dataclass(frozen=True, eq=False)
 class _Edge:
-    """One side of the board's top face in image px: a line, bent by a quadratic term where the lens curves it.
-
-    A point at ``u`` px along ``direction`` from ``origin`` lies ``c0 + c1 u + c2 u^2`` px along ``normal``.
-    """
+    """One side of the board's top face: the points seen on it (image px), or only a line when none were."""
 
     origin: np.ndarray
     direction: np.ndarray
-    coeffs: tuple[float, float, float] = (0.0, 0.0, 0.0)
-
-    @property
-    def normal(self) -> np.ndarray:
-        return np.array([-self.direction[1], self.direction[0]])
+    points: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
 
     @classmethod
-    def line(cls, point: np.ndarray, direction: np.ndarray) -> _Edge:
-        d = np.asarray(direction, np.float64)
-        return cls(np.asarray(point, np.float64), d / max(float(np.linalg.norm(d)), 1e-12))
+    def line(cls, a: np.ndarray, b: np.ndarray) -> _Edge:
+        """The line through two points (no edge points seen)."""
+        d = np.asarray(b, np.float64) - np.asarray(a, np.float64)
+        return cls(np.asarray(a, np.float64), d / max(float(np.linalg.norm(d)), 1e-12))
 
     @classmethod
-    def fit(cls, points: np.ndarray, config: LocaliseConfig) -> _Edge:
-        """The line through ``points``, with a quadratic bend when the points show one clearly."""
+    def through(cls, points: np.ndarray) -> _Edge:
+        """The least-squares line through edge points."""
         pts = np.asarray(points, np.float64)
         vx, vy, x0, y0 = cv2.fitLine(pts.astype(np.float32), cv2.DIST_L2, 0, 0.01, 0.01).ravel()
-        straight = cls.line(np.array([x0, y0]), np.array([vx, vy]))
-        if len(pts) < config.min_bend_points:
-            return straight
-        u = (pts - straight.origin) @ straight.direction
-        v = (pts - straight.origin) @ straight.normal
-        keep = np.ones(len(u), bool)
-        for _ in range(2):
-            c2, c1, c0 = np.polyfit(u[keep], v[keep], 2)
-            resid = np.abs(v - (c0 + c1 * u + c2 * u * u))
-            keep = resid <= max(config.edge_line_tolerance_px, 3.0 * float(np.median(resid[keep])))
-            if keep.sum() < config.min_bend_points:
-                return straight
-        half = 0.5 * float(u[keep].max() - u[keep].min())
-        # The bend over the points seen: below a pixel or so it is noise, not the lens.
-        if abs(c2) * half * half < config.min_bend_px:
-            return straight
-        return cls(straight.origin, straight.direction, (float(c0), float(c1), float(c2)))
-
-    def at(self, u: float) -> np.ndarray:
-        c0, c1, c2 = self.coeffs
-        return np.asarray(self.origin + u * self.direction + (c0 + c1 * u + c2 * u * u) * self.normal)
-
-    def tangent(self, u: float) -> np.ndarray:
-        _, c1, c2 = self.coeffs
-        return np.asarray(self.direction + (c1 + 2 * c2 * u) * self.normal)
+        return cls(np.array([x0, y0], np.float64), np.array([vx, vy], np.float64), pts)
 
 
-def _corner(first: _Edge, second: _Edge) -> np.ndarray | None:
-    """Where two sides meet: their lines' intersection, then Newton steps along the bent edges."""
-    point = _intersect((first.origin, first.direction), (second.origin, second.direction))
-    if point is None:
-        return None
-    if first.coeffs == (0.0, 0.0, 0.0) and second.coeffs == (0.0, 0.0, 0.0):
-        return point
-    ua = float((point - first.origin) @ first.direction)
-    ub = float((point - second.origin) @ second.direction)
-    for _ in range(8):
-        gap = first.at(ua) - second.at(ub)
-        jac = np.stack([first.tangent(ua), -second.tangent(ub)], axis=1)
-        if abs(np.linalg.det(jac)) < 1e-9:
-            return point
-        du = np.linalg.solve(jac, -gap)
-        ua, ub = ua + float(du[0]), ub + float(du[1])
-    bent = (first.at(ua) + second.at(ub)) / 2
-    # A bend extrapolated far from its points is not trusted.
-    return bent if np.linalg.norm(bent - point) < 0.05 * np.linalg.norm(first.origin - second.origin) else point
+@dataclass(frozen=True)
+class _Lens:
+    """Radial distortion about the image centre, one-parameter division model:
+    undistorted = centre + (p - centre) / (1 + k r^2), r = |p - centre| / scale_px."""
+
+    centre: tuple[float, float]
+    scale_px: float
+    k: float = 0.0
+
+    def undistort(self, pts: np.ndarray) -> np.ndarray:
+        if self.k == 0.0:
+            return np.asarray(pts, np.float64)
+        d = np.asarray(pts, np.float64) - self.centre
+        r2 = np.sum(d * d, axis=-1, keepdims=True) / self.scale_px**2
+        return np.asarray(self.centre + d / (1.0 + self.k * r2))
+
+    def distort(self, pts: np.ndarray) -> np.ndarray:
+        if self.k == 0.0:
+            return np.asarray(pts, np.float64)
+        u = np.asarray(pts, np.float64) - self.centre
+        d = u.copy()
+        for _ in range(20):  # fixed point of d = u (1 + k |d|^2)
+            d = u * (1.0 + self.k * np.sum(d * d, axis=-1, keepdims=True) / self.scale_px**2)
+        return np.asarray(self.centre + d)
+
+
+def _straightness(edges: list[np.ndarray], lens: _Lens) -> float:
+    """RMS distance (px) of each side's points from its own best line once undistorted by ``lens``."""
+    total, n = 0.0, 0
+    for pts in edges:
+        u = lens.undistort(pts)
+        centred = u - u.mean(axis=0)
+        # The smallest singular value measures the spread across the best line.
+        smallest = float(np.linalg.svd(centred, compute_uv=False)[-1])
+        total += smallest**2
+        n += len(u)
+    return float(np.sqrt(total / max(n, 1)))
+
+
+def _plumb_line_lens(edges: list[np.ndarray], image_size: tuple[int, int], config: LocaliseConfig) -> _Lens:
+    """The lens that makes the board's sides straight (the plumb-line method), or no distortion.
+
+    A wide-angle lens bows the board's straight sides; one radial coefficient shared by
+    all sides is fitted to their edge points. It is kept only when it straightens
+    them clearly (noise and a rounded corner do not pass for a lens).
+    """
+    w, h = image_size
+    none = _Lens((w / 2.0, h / 2.0), float(max(w, h)))
+    edges = [e for e in edges if len(e) >= config.min_plumb_points]
+    if len(edges) < config.min_plumb_sides:
+        return none
+    base = _straightness(edges, none)
+    ks = np.linspace(-config.max_lens_k, config.max_lens_k, 41)
+    rms = np.array([_straightness(edges, replace(none, k=float(k))) for k in ks])
+    i = int(np.argmin(rms))
+    k = float(ks[i])
+    if 0 < i < len(ks) - 1:  # parabola through the best and its neighbours
+        denom = rms[i - 1] - 2 * rms[i] + rms[i + 1]
+        if denom > 0:
+            k += float(0.5 * (rms[i - 1] - rms[i + 1]) / denom) * float(ks[1] - ks[0])
+    best = _straightness(edges, replace(none, k=k))
+    if base - best < config.min_straightening_px or best > config.max_straightened_ratio * base:
+        return none
+    return replace(none, k=k)
+
+
+def _corners_of(sides: list[_Edge], lens: _Lens) -> np.ndarray | None:
+    """Where consecutive sides meet: lines fitted to the undistorted edge points, corners distorted back."""
+    lines = []
+    for side in sides:
+        if len(side.points) >= 2:
+            straight = _Edge.through(lens.undistort(side.points))
+            lines.append((straight.origin, straight.direction))
+        else:
+            a, b = lens.undistort(np.array([side.origin, side.origin + 50.0 * side.direction]))
+            lines.append((a, (b - a) / max(float(np.linalg.norm(b - a)), 1e-12)))
+    corners = []
+    for k in range(4):
+        point = _intersect(lines[(k - 1) % 4], lines[k])
+        if point is None:
+            return None
+        corners.append(point)
+    return lens.distort(np.array(corners, np.float64))
 
 
 def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig()

@@ -192,9 +192,10 @@ def _barrel(image: np.ndarray, points: np.ndarray, k: float) -> tuple[np.ndarray
     return out, centre + p * (1 + k * (p**2).sum(axis=-1, keepdims=True)) * side
 
 
-def test_find_board_through_a_wide_angle_lens_follows_the_bent_edges() -> None:
-    # Barrel distortion bows the board's sides outward; corners from straight side lines land
-    # about 2.5% of the diagonal off here, the bent sides meet within 1%.
+def test_find_board_through_a_wide_angle_lens_straightens_the_bowed_sides() -> None:
+    # Barrel distortion bows the board's sides outward; corners from lines fitted to the bowed
+    # sides land about 2.5% of the diagonal off here, the sides straightened by the fitted lens
+    # meet within 0.3%.
     rng = np.random.default_rng(5)
     corners = np.array([[70, 60], [890, 40], [910, 500], [50, 490]], float) + rng.normal(0, 5, (4, 2))
     drawn = draw_board(list(rng.integers(0, 6, 32)), rng=rng, corners_px=corners)
@@ -202,4 +203,4 @@ def test_find_board_through_a_wide_angle_lens_follows_the_bent_edges() -> None:
     found = find_board(image)
     assert found is not None
     err = np.max(np.linalg.norm(found.corners_px - truth, axis=1)) / _diagonal(truth)
-    assert err < 0.01, f"corner error {err:.4f} of the diagonal"
+    assert err < 0.006, f"corner error {err:.4f} of the diagonal"
