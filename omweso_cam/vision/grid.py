@@ -284,9 +284,11 @@ def _ring_scores(edges: np.ndarray, centres: np.ndarray, offsets: np.ndarray, ra
            + radii[None, None, :, None, None] * ring[None, None, None, :, :])
     xs = np.clip(np.rint(pts[..., 0]).astype(np.int32), 0, w - 1)
     ys = np.clip(np.rint(pts[..., 1]).astype(np.int32), 0, h - 1)
-    samples = edges[ys, xs]
+    samples = np.sort(edges[ys, xs], axis=3)  # sorting 24 values is several times faster than np.median
     # The median over the circle, not the mean: a rim must be edgy all round, not in one spot.
-    return np.asarray(np.median(samples, axis=3) + 0.5 * samples.mean(axis=3))
+    n = samples.shape[3]
+    median = 0.5 * (samples[..., (n - 1) // 2] + samples[..., n // 2])
+    return np.asarray(median + 0.5 * samples.mean(axis=3))
 
 
 def _fit_rims(edges: np.ndarray, nominal: np.ndarray, pitch: float, config: GridConfig) -> tuple[np.ndarray, float]:
