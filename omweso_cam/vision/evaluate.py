@@ -47,7 +47,7 @@ def find_examples(folder: Path) -> list[Example]:
 
 
 def score_reading(reading: Reading, truth: dict[str, Any]) -> dict[str, Any]:
-    """One CSV row: status, corner error, count errors by heap size, stage timings."""
+    """One CSV row: status, corner error, largest pit-centre error (pit radii), count errors by heap size, stage timings."""
     row: dict[str, Any] = {"truth_status": truth.get("status"), "status": reading.status}
     has_board = truth.get("status") != "no_board" and truth.get("corners_px") is not None
     row["board_expected"] = has_board
@@ -58,6 +58,12 @@ def score_reading(reading: Reading, truth: dict[str, Any]) -> dict[str, Any]:
         diag = float(np.linalg.norm(true_c[2] - true_c[0]) + np.linalg.norm(true_c[3] - true_c[1])) / 2
         err = float(np.max(np.linalg.norm(reading.corners_px - true_c, axis=1))) / diag
         row["corner_error_frac"] = round(err, 5)
+    row["pit_error_max_radii"] = ""
+    centres = reading.pit_centers_px
+    if has_board and centres is not None and truth.get("pit_centers_px") and truth.get("pit_radius_px"):
+        true_p = np.asarray(truth["pit_centers_px"], np.float64)
+        radius = np.broadcast_to(np.asarray(truth["pit_radius_px"], np.float64), (len(true_p),))
+        row["pit_error_max_radii"] = round(float(np.max(np.linalg.norm(centres - true_p, axis=1) / radius)), 4)
     counts = truth.get("counts")
     row.update(pits_scored=0, pits_wrong=0, pits_off_by_more_than_1=0, abs_error_sum=0)
     for lo, hi in ((0, 6), (7, 12), (13, 64)):
@@ -96,6 +102,11 @@ def summarise(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
     out["corner_error_median"] = statistics.median(errors) if errors else float("nan")
     out["corner_error_max"] = max(errors) if errors else float("nan")
     out["corners_within_1pct"] = sum(1 for e in errors if e <= 0.01)
+    out["corners_within_half_pct"] = sum(1 for e in errors if e <= 0.005)
+    pit_errors = [float(r["pit_error_max_radii"]) for r in boards if r.get("pit_error_max_radii", "") != ""]
+    out["pit_error_max_median"] = statistics.median(pit_errors) if pit_errors else float("nan")
+    out["pits_all_within_quarter_radius"] = sum(1 for e in pit_errors if e <= 0.25)
+    out["pit_error_boards"] = len(pit_errors)
     empty = [r for r in rows if not r["board_expected"]]
     out["no_board_images"] = len(empty)
     out["no_board_said"] = sum(1 for r in empty if r["status"] == "no_board")
@@ -126,7 +137,10 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines = [
         f"images {s['images']}: boards found {s['boards_found']}/{s['boards']}, "
         f"corners within 1% of diagonal {s['corners_within_1pct']}/{s['boards_found']} "
-        f"(median {s['corner_error_median']:.4f}, max {s['corner_error_max']:.4f})",
+        f"(median {s['corner_error_median']:.4f}, max {s['corner_error_max']:.4f}), within 0.5% "
+        f"{s['corners_within_half_pct']}/{s['boards_found']}",
+        f"pit centres: largest error per board median {s['pit_error_max_median']:.3f} pit radii; every pit within "
+        f"0.25 radius on {s['pits_all_within_quarter_radius']}/{s['pit_error_boards']} boards",
         f"no-board images said no_board {s['no_board_said']}/{s['no_board_images']}; "
         f"occluded said occluded {s['occluded_said']}/{s['occluded_images']}; "
         f"clear boards read ok {s['clear_read_ok']}/{s['clear_images']}",

@@ -32,7 +32,9 @@ def images(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     _ok, jpg = cv2.imencode(".jpg", drawn.image)
     paths["truncated"].write_bytes(jpg.tobytes()[:500])
     cv2.imwrite(str(paths["table"]), np.full((360, 640, 3), 120, np.uint8))
-    truth = {"status": "ok", "counts": counts, "corners_px": CORNERS.tolist()}
+    pitch = float(np.median(np.linalg.norm(np.diff(drawn.pit_centers_px.reshape(4, 8, 2), axis=1), axis=2)))
+    truth = {"status": "ok", "counts": counts, "corners_px": CORNERS.tolist(),
+             "pit_centers_px": drawn.pit_centers_px.tolist(), "pit_radius_px": 0.4 * pitch}  # drawn pits: 0.4 pitch
     (folder / "board.json").write_text(json.dumps(truth))
     (folder / "table.json").write_text(json.dumps({"status": "no_board", "counts": None, "corners_px": None}))
     paths["folder"] = folder
@@ -85,9 +87,11 @@ def test_evaluate_writes_csv_and_summary(images: dict[str, Path], tmp_path: Path
     rows = list(csv.DictReader(out.open()))
     assert {r["image"] for r in rows} == {"board.png", "table.png"}
     board = next(r for r in rows if r["image"] == "board.png")
-    for column in ("pits_wrong", "pits_off_by_more_than_1", "corner_error_frac", "ms_count", "ms_total"):
+    for column in ("pits_wrong", "pits_off_by_more_than_1", "corner_error_frac", "pit_error_max_radii", "ms_count",
+                   "ms_total"):
         assert column in board
     assert float(board["corner_error_frac"]) < 0.01
+    assert float(board["pit_error_max_radii"]) < 0.25 and "every pit within 0.25 radius on 1/1 boards" in printed
 
 
 def test_calibrate_corners_then_read_with_it(images: dict[str, Path], tmp_path: Path,
