@@ -135,6 +135,13 @@ def main(argv: list[str] | None = None) -> int:
         summary = _accuracy(pairs)
         results[name] = summary
         print(_row(name, summary), flush=True)
+    print("\n| set (auto localisation) | corners within 0.5% / 1% of the diagonal | largest pit-centre error per board, "
+          "median (pit radii) | boards with every pit within 0.25 radius | localise + grid ms median |")
+    print("|---|---|---|---|---|")
+    for name, s in results.items():
+        print(f"| {name} | {s['corners_within_half_pct']} / {s['corners_within_1pct']} of {s['boards_found']} | "
+              f"{s['pit_error_max_median']:.3f} | {s['pits_all_within_quarter_radius']}/{s['pit_error_boards']} | "
+              f"{s['ms_localise_median'] + s['ms_grid_median']:.0f} |")
     speed = _speed(args.speed_frames)
     results["speed"] = speed
     print()
