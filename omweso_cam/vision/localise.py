@@ -72,6 +72,9 @@ class LocaliseConfig:
     min_edge_colour_step: float = 6.0  # Lab units: an edge point's outside must differ this much more from the surface
     max_edge_turn_deg: float = 4.0  # a side's edge may turn this much from the pit lattice's prediction
     edge_support_keep: float = 0.8  # lines with this share of the best support compete on being innermost
+    edge_candidate_keep: float = 0.4  # lines with this share of it may still win for alike opposite margins
+    candidate_separation_of_pitch: float = 0.04  # candidate lines of one side lie at least this far apart
+    max_margin_difference_of_pitch: float = 0.15  # opposite margins differing more than this look for an alike pair
     min_plumb_points: int = 8  # a side takes part in the lens fit with at least this many edge points
     min_plumb_sides: int = 3  # ... and at least this many sides must
     max_lens_k: float = 0.5  # radial coefficients searched (division model, radius in units of the longer side)
@@ -719,10 +722,16 @@ def _board_outline(images: _EdgeImages, lattice_to_image: np.ndarray, config: Lo
     """
     gx, gy, lab = images.gx, images.gy, images.lab
     reference = _surface_colour(lab, lattice_to_image)
+    candidates = [_edge_line(gx, gy, lab, reference, lattice_to_image, np.array(a), np.array(b), np.array(outward),
+                             config) for (a, b), outward in _SIDES]
+    chosen: list[_EdgeCandidate | None] = [None] * 4
+    chosen[0], chosen[2] = _choose_edges(candidates[0], candidates[2], config)
+    chosen[1], chosen[3] = _choose_edges(candidates[1], candidates[3], config)
     fallback: list[float] | None = None
     lines: list[_Edge] = []
     for k, ((a, b), outward) in enumerate(_SIDES):
-        line = _edge_line(gx, gy, lab, reference, lattice_to_image, np.array(a), np.array(b), np.array(outward), config)
+        pick = chosen[k]
+        line = None if pick is None else pick.edge
         if line is None:
             if fallback is None:
                 fallback = _board_edges(images, lattice_to_image, config)
@@ -757,8 +766,9 @@ def _surface_colour(lab: np.ndarray, lattice_to_image: np.ndarray) -> np.ndarray
 
 
 def _edge_line(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.ndarray, lattice_to_image: np.ndarray,
-               a: np.ndarray, b: np.ndarray, outward: np.ndarray, config: LocaliseConfig) -> _Edge | None:
-    """One side's top-face edge points (image px) and their line, or None when too few edge points agree."""
+               a: np.ndarray, b: np.ndarray, outward: np.ndarray, config: LocaliseConfig) -> list[_EdgeCandidate]:
+    """Candidate top-face edges of one side (edge points in image px and their line), innermost first;
+    empty when too few edge points agree."""
     h, w = gx.shape
     step = config.profile_step_of_pitch
     offsets = np.arange(-0.15, config.max_margin_of_pitch + 1e-9, step)
@@ -797,7 +807,7 @@ def _edge_line(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.nd
                 frac = 0.5 * (gi[k - 1] - gi[k + 1]) / denom if denom < 0 else 0.0
                 found.append((i, k, pts[i, k] + np.clip(frac, -0.5, 0.5) * (pts[i, k + 1] - pts[i, k - 1]) / 2))
     if len(found) < config.min_edge_points:
-        return None
+        return []
     profile = np.array([f[0] for f in found])
     offset_index = np.array([f[1] for f in found])
     edge = np.array([f[2] for f in found])
@@ -815,7 +825,7 @@ def _edge_line(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.nd
     cos = np.abs(d @ predicted) / np.maximum(norm, 1e-9)
     keep = (norm > 1e-6) & (cos >= np.cos(np.deg2rad(config.max_edge_turn_deg)))
     if not keep.any():
-        return None
+        return []
     i_idx, d, norm = i_idx[keep], d[keep], norm[keep]
     normals = np.stack([-d[:, 1], d[:, 0]], axis=1) / norm[:, None]
     near = np.abs(np.einsum("mk,pk->mp", normals, edge) - np.sum(normals * edge[i_idx], axis=1)[:, None])
@@ -824,12 +834,50 @@ def _edge_line(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.nd
     onehot[np.arange(len(edge)), profile] = 1.0
     support = ((inliers.astype(np.float64) @ onehot) > 0).sum(axis=1)
     if support.max() < max(config.min_edge_points, config.min_edge_inlier_frac * len(ts)):
-        return None
-    # Among the well-supported lines, the innermost (the side face's edges lie further out).
-    strong = np.nonzero(support >= config.edge_support_keep * support.max())[0]
-    depth = np.array([offset_index[inliers[m]].mean() for m in strong])
-    best = inliers[strong[int(np.argmin(depth))]]
-    return _Edge.through(edge[best])
+        return []
+    # Every distinct supported line is a candidate; the caller prefers, among the well-supported
+    # ones, the innermost (the side face's edges lie further out).
+    depth = np.array([float(offsets[offset_index[inliers[m]]].mean()) for m in range(len(support))])
+    candidates: list[_EdgeCandidate] = []
+    for m in np.argsort(-support, kind="stable"):
+        if support[m] < config.edge_candidate_keep * support.max():
+            break
+        if any(abs(depth[m] - c.depth_of_pitch) < config.candidate_separation_of_pitch for c in candidates):
+            continue
+        candidates.append(_EdgeCandidate(_Edge.through(edge[inliers[m]]), float(depth[m]),
+                                         float(support[m] / support.max())))
+    return sorted(candidates, key=lambda c: c.depth_of_pitch)
+
+
+@dataclass(frozen=True, eq=False)
+class _EdgeCandidate:
+    """A straight edge beyond one side of the pit lattice, how far out, how well supported."""
+
+    edge: _Edge
+    depth_of_pitch: float  # mean distance beyond the outer pit cells, in pit pitches
+    support: float  # share of the side's best-supported line's support
+
+
+def _choose_edges(first: list[_EdgeCandidate], second: list[_EdgeCandidate], config: LocaliseConfig
+                  ) -> tuple[_EdgeCandidate | None, _EdgeCandidate | None]:
+    """The top-face edges of two opposite sides: on each the innermost well-supported line, unless
+    their margins differ a lot and other supported lines give both sides alike margins (a board's
+    margins are usually alike; a grain line, a side face or a shadow shows beyond one side only)."""
+
+    def innermost(cands: list[_EdgeCandidate]) -> _EdgeCandidate | None:
+        strong = [c for c in cands if c.support >= config.edge_support_keep]
+        return strong[0] if strong else None
+
+    a, b = innermost(first), innermost(second)
+    if a is None or b is None or abs(a.depth_of_pitch - b.depth_of_pitch) <= config.max_margin_difference_of_pitch:
+        return a, b
+    alike = [(abs(x.depth_of_pitch - y.depth_of_pitch), x.depth_of_pitch + y.depth_of_pitch, x, y)
+             for x in first for y in second
+             if abs(x.depth_of_pitch - y.depth_of_pitch) <= config.max_margin_difference_of_pitch]
+    if not alike:
+        return a, b
+    _, _, x, y = min(alike, key=lambda t: (round(t[0] / config.max_margin_difference_of_pitch, 1), t[1]))
+    return x, y
 
 
 @dataclass(frozen=True, eq=False)
