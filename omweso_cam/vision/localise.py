@@ -3,12 +3,17 @@
 Three ways, one result type (:class:`BoardLocation`):
 
 * :func:`find_board` - automatic and markerless: first the 4x8 lattice of round
-  pits (Hough circles, a lattice walk that steps over hidden pits, a homography),
-  then each side of the board's top face as a straight line through edge points
-  found outward from the lattice: the innermost well-supported line with the board's
-  surface colour inside and another colour outside (side faces, shadows and grain
-  lines lose). Without a lattice: candidate quads from colour segmentation and
-  edges, each checked for the pit pattern (which also rejects empty tables);
+  pits (Hough circles, again on a contrast-stretched image if need be, a lattice
+  walk that steps over hidden pits, a homography; believed only when most of its
+  pits are circles and no pit-sized circles lie off it), then each side of the
+  board's top face as a line through edge points found outward from the lattice:
+  the innermost well-supported line with the board's surface colour inside and
+  another colour outside (side faces, shadows and grain lines lose), or a pair of
+  supported lines giving opposite sides alike margins when the innermost ones do
+  not. One radial lens distortion, fitted so that all sides come out straight
+  (plumb line), bends the corners back into the image. Without a lattice:
+  candidate quads from colour segmentation and edges, each checked for the pit
+  pattern (which also rejects empty tables);
 * :func:`find_markers` - four printed ArUco markers (ids 0..3 = TL, TR, BR, BL
   seen from South) lying just outside the board corners;
 * :func:`parse_corners` - four points given by a person.
@@ -714,15 +719,17 @@ def _board_outline(images: _EdgeImages, lattice_to_image: np.ndarray, config: Lo
     """The board's top-face corners (lattice order: top-left, top-right, bottom-right, bottom-left of the lattice).
 
     Each side is a line fitted (RANSAC) through edge points found on profiles running
-    outward from the pit lattice: on each profile the innermost gradient peak with the
-    board's surface colour inside and another colour outside (see :func:`_edge_line`),
-    bent by a quadratic term when the lens visibly curves it; corners are where the
-    bent sides meet. A side without enough such points falls back to the
+    outward from the pit lattice, with the board's surface colour inside and another
+    colour outside (see :func:`_edge_candidates`); opposite sides are chosen together
+    (:func:`_choose_edges`). A wide-angle lens bows the sides: one radial distortion
+    shared by all of them is fitted so that they come out straight
+    (:func:`_plumb_line_lens`), and the corners are where the straightened sides meet,
+    distorted back. A side without enough edge points falls back to the
     lattice-parallel line of :func:`_board_edges`.
     """
     gx, gy, lab = images.gx, images.gy, images.lab
     reference = _surface_colour(lab, lattice_to_image)
-    candidates = [_edge_line(gx, gy, lab, reference, lattice_to_image, np.array(a), np.array(b), np.array(outward),
+    candidates = [_edge_candidates(gx, gy, lab, reference, lattice_to_image, np.array(a), np.array(b), np.array(outward),
                              config) for (a, b), outward in _SIDES]
     chosen: list[_EdgeCandidate | None] = [None] * 4
     chosen[0], chosen[2] = _choose_edges(candidates[0], candidates[2], config)
@@ -765,7 +772,7 @@ def _surface_colour(lab: np.ndarray, lattice_to_image: np.ndarray) -> np.ndarray
     return np.asarray(np.median(lab[ys, xs], axis=0))
 
 
-def _edge_line(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.ndarray, lattice_to_image: np.ndarray,
+def _edge_candidates(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.ndarray, lattice_to_image: np.ndarray,
                a: np.ndarray, b: np.ndarray, outward: np.ndarray, config: LocaliseConfig) -> list[_EdgeCandidate]:
     """Candidate top-face edges of one side (edge points in image px and their line), innermost first;
     empty when too few edge points agree."""
