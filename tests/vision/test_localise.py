@@ -204,3 +204,43 @@ def test_find_board_through_a_wide_angle_lens_straightens_the_bowed_sides() -> N
     assert found is not None
     err = np.max(np.linalg.norm(found.corners_px - truth, axis=1)) / _diagonal(truth)
     assert err < 0.006, f"corner error {err:.4f} of the diagonal"
+
+
+def _candidate(depth: float, support: float = 1.0):  # type: ignore[no-untyped-def]
+    from omweso_cam.vision.localise import _Edge, _EdgeCandidate
+
+    return _EdgeCandidate(_Edge.line(np.zeros(2), np.array([1.0, 0.0])), depth, support)
+
+
+def test_opposite_sides_prefer_alike_margins_only_when_the_innermost_disagree() -> None:
+    from omweso_cam.vision.localise import LocaliseConfig, _choose_edges
+
+    config = LocaliseConfig()
+    # Innermost well-supported lines already alike: kept, whatever else was seen.
+    a, b = _choose_edges([_candidate(0.2), _candidate(0.5)], [_candidate(0.25)], config)
+    assert (a.depth_of_pitch, b.depth_of_pitch) == (0.2, 0.25)  # type: ignore[union-attr]
+    # A side face beyond the second side (its top edge less supported): the alike pair wins.
+    a, b = _choose_edges([_candidate(0.2)], [_candidate(0.22, 0.5), _candidate(0.45)], config)
+    assert (a.depth_of_pitch, b.depth_of_pitch) == (0.2, 0.22)  # type: ignore[union-attr]
+    # Unlike margins and no line that would make them alike: nothing is invented.
+    a, b = _choose_edges([_candidate(0.1)], [_candidate(0.6)], config)
+    assert (a.depth_of_pitch, b.depth_of_pitch) == (0.1, 0.6)  # type: ignore[union-attr]
+    assert _choose_edges([], [_candidate(0.3)], config)[0] is None
+
+
+def test_a_lattice_is_believed_only_with_most_pits_seen_and_no_circles_off_it() -> None:
+    from omweso_cam.vision.localise import LocaliseConfig, _pits_seen
+
+    config = LocaliseConfig()
+    lattice_to_image = np.array([[40.0, 0, 100], [0, 40.0, 80], [0, 0, 1]])  # pitch 40 px
+    pits = np.array([(100 + 40 * c, 80 + 40 * r) for r in range(4) for c in range(8)], float)
+
+    def circles(points: np.ndarray) -> np.ndarray:
+        return np.hstack([points, np.full((len(points), 1), 14.0), np.arange(len(points))[:, None]])
+
+    seen = _pits_seen(lattice_to_image, circles(pits[:20]), config)
+    assert seen is not None and len(seen) == 20
+    assert _pits_seen(lattice_to_image, circles(pits[:12]), config) is None  # mostly a guess
+    # Pit-sized circles between the lattice's pits: the lattice is not where the pits are.
+    between = pits[:24].reshape(3, 8, 2)[:, :7].reshape(-1, 2) + 20.0
+    assert _pits_seen(lattice_to_image, circles(np.vstack([pits[:24], between])), config) is None
