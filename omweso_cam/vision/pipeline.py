@@ -31,7 +31,13 @@ from omweso_cam.vision.grid import (
     surface_difference,
 )
 from omweso_cam.vision.localise import BoardLocation, LocaliseConfig, find_board, find_markers
-from omweso_cam.vision.rectify import RectifiedBoard, RectifyConfig, rectify
+from omweso_cam.vision.rectify import (
+    FixedRectifier,
+    RectifiedBoard,
+    RectifyConfig,
+    board_from_image,
+    rectify,
+)
 
 OK = "ok"
 
@@ -150,6 +156,7 @@ class BoardReader:
         self._default_model: SeedModel | None = None
         self._undistort_maps: tuple[tuple[int, int], np.ndarray, np.ndarray] | None = None
         self._grid_cache: dict[tuple[float, ...], PitGrid] = {}
+        self._rectifier: FixedRectifier | None = None  # maps of the calibrated board, built on its first frame
         self._frames_since_drift_check = 0
 
     @property
@@ -262,10 +269,16 @@ class BoardReader:
 
     def rectify_board(self, image: np.ndarray, location: BoardLocation) -> RectifiedBoard:
         """The top-down board image at ``location`` (the calibrated size when reading at calibrated corners)."""
-        size = None
         if location.method == "calibration" and self.calibration is not None:
+            # The calibrated board stays put: its pixel maps are built once, each frame is one remap.
             size = self.calibration.rectified_size_px()
-        return rectify(image, location.corners_px, config=self.config.rectify, size_px=size)
+            frame = (image.shape[1], image.shape[0])
+            r = self._rectifier
+            if (r is None or r.size_px != size or r.image_size != frame
+                    or not np.allclose(r.board_from_image, board_from_image(location.corners_px, size))):
+                self._rectifier = r = FixedRectifier.of(location.corners_px, size, frame)
+            return r.rectify(image)
+        return rectify(image, location.corners_px, config=self.config.rectify)
 
     def grid_for(self, board: RectifiedBoard, location: BoardLocation) -> PitGrid:
         """The pit grid: the calibration's, else fitted once per calibrated quad, else the localiser's pits

@@ -109,3 +109,34 @@ def rectify(image_bgr: np.ndarray, corners_px: np.ndarray, *, config: RectifyCon
     warped = cv2.warpPerspective(image_bgr, matrix, size_px, flags=cv2.INTER_LINEAR,
                                  borderMode=cv2.BORDER_REPLICATE)
     return RectifiedBoard(warped, matrix)
+
+
+@dataclass(frozen=True, eq=False)
+class FixedRectifier:
+    """Rectification of a board that stays put (a calibrated rig): the pixel maps are built once,
+    then each frame is one fixed-point remap, about twice as fast as a perspective warp."""
+
+    board_from_image: np.ndarray  # (3, 3)
+    size_px: tuple[int, int]  # (width, height) of the rectified image
+    image_size: tuple[int, int]  # (width, height) of the frames it expects
+    map1: np.ndarray
+    map2: np.ndarray
+
+    @classmethod
+    def of(cls, corners_px: np.ndarray, size_px: tuple[int, int], image_size: tuple[int, int]) -> FixedRectifier:
+        """The maps for a board at ``corners_px`` (TL,TR,BR,BL) in frames of ``image_size``."""
+        matrix = board_from_image(corners_px, size_px)
+        w, h = size_px
+        xs, ys = np.meshgrid(np.arange(w, dtype=np.float64), np.arange(h, dtype=np.float64))
+        grid = np.stack([xs, ys], axis=-1).reshape(-1, 1, 2)
+        source = cv2.perspectiveTransform(grid, np.linalg.inv(matrix)).reshape(h, w, 2).astype(np.float32)
+        map1, map2 = cv2.convertMaps(source[..., 0], source[..., 1], cv2.CV_16SC2)
+        return cls(matrix, (int(w), int(h)), (int(image_size[0]), int(image_size[1])), map1, map2)
+
+    def rectify(self, image_bgr: np.ndarray) -> RectifiedBoard:
+        """The top-down board image of one frame (of ``image_size``)."""
+        h, w = image_bgr.shape[:2]
+        if (w, h) != self.image_size:
+            raise ValueError(f"expected a {self.image_size[0]}x{self.image_size[1]} frame, got {w}x{h}")
+        warped = cv2.remap(image_bgr, self.map1, self.map2, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        return RectifiedBoard(warped, self.board_from_image)

@@ -127,6 +127,19 @@ def test_refine_grid_moves_each_pit_onto_its_rim_and_ignores_far_ones(drawn) -> 
     assert np.allclose(refined.centers_px[5], start[5])  # too far from its rim to trust a measurement there
 
 
+def test_fixed_rectifier_gives_the_warp_of_a_calibrated_board(drawn) -> None:  # type: ignore[no-untyped-def]
+    from omweso_cam.vision.rectify import FixedRectifier
+
+    h, w = drawn.image.shape[:2]
+    warped = rectify(drawn.image, CORNERS, size_px=(512, 256))
+    fixed = FixedRectifier.of(CORNERS, (512, 256), (w, h)).rectify(drawn.image)
+    assert np.allclose(fixed.board_from_image, warped.board_from_image)
+    diff = np.abs(fixed.image.astype(int) - warped.image.astype(int))
+    assert diff.mean() < 0.5 and diff.max() <= 16  # fixed-point maps: a sub-pixel rounding apart
+    with pytest.raises(ValueError, match="frame"):
+        FixedRectifier.of(CORNERS, (512, 256), (w, h)).rectify(drawn.image[:-2])
+
+
 def test_seed_model_learnt_from_labelled_crops_counts_another_board() -> None:
     """calibrate-from-examples path: crops of one drawn board teach, another is counted."""
     config = CountConfig()
