@@ -33,8 +33,6 @@ def test_every_move_of_the_film_is_recovered_from_the_camera(tracked: tuple[dict
     assert record["plies"][-1]["after"] == truth["positions"][-1]
 
 
-@pytest.mark.xfail(strict=True, reason="known: today's seed counter is too noisy to tell the staged "
-                   "one-seed illegal sowing from misreads (false alarms elsewhere, the real one missed)")
 def test_the_staged_illegal_sowing_is_the_only_alarm(tracked: tuple[dict, dict]) -> None:
     truth, record = tracked
     alarms = [event["frame"] for event in record["events"] if event["kind"] == "illegal_sowing"]

@@ -260,7 +260,8 @@ class BoardReader:
                           corners_px=corners_out, grid=grid, rectified=board, scale=scale, method=location.method)
 
         pit_counts = count_seeds(board.image, grid, model=self.seed_model, config=self.config.count,
-                                 source_radius_px=source_radius(board, grid) / scale)
+                                 source_radius_px=source_radius(board, grid) / scale,
+                                 camera_bgr=image, board_from_image=board.board_from_image)
         t = lap("count", t)
         ll = tuple(tuple(row) for row in pit_counts.log_likelihoods.tolist())
         return finish(OK, detail, log_likelihoods=ll, counts=pit_counts.counts,

@@ -1,0 +1,88 @@
+"""The seed-count network: its input normalisation, its head (file form, refit) and the shipped model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from omweso_cam.vision.count import CountConfig, SeedModel, SeedModelError, network_input
+from omweso_cam.vision.counter_net import COUNTS, CounterHead, CounterNetError, refit_head
+
+
+def _crops(rng: np.random.Generator, n: int = 4, size: int = 48) -> np.ndarray:
+    wood = rng.integers(60, 200, (n, 1, 1, 3))
+    noise = rng.normal(0, 3, (n, size, size, 3))
+    crops = np.clip(wood + noise, 0, 255).astype(np.uint8)
+    crops[:, 20:28, 20:28] = 30  # a dark seed in the middle
+    return crops
+
+
+def test_network_input_is_measured_against_the_rim() -> None:
+    rng = np.random.default_rng(1)
+    crops = _crops(rng)
+    x = network_input(crops)
+    assert x.shape == (4, 3, 48, 48) and x.dtype == np.float32
+    # The rim (bare wood) sits at zero; the seed stands out, darker than the wood.
+    assert np.abs(np.median(x[:, :, :4, :4])) < 0.05
+    assert np.all(x[:, :, 24, 24] < -0.2)
+
+
+def test_network_input_ignores_exposure() -> None:
+    rng = np.random.default_rng(2)
+    crops = _crops(rng)
+    brighter = np.clip(crops.astype(np.float64) * 1.25, 0, 255).astype(np.uint8)
+    a, b = network_input(crops), network_input(brighter)
+    # A quarter more light moves the input by far less than the seed's own contrast.
+    assert np.abs(a - b)[:, :, 20:28, 20:28].mean() < 0.25 * np.abs(a[:, :, 20:28, 20:28]).mean()
+
+
+def test_network_input_refuses_other_shapes() -> None:
+    with pytest.raises(ValueError, match="expected crops"):
+        network_input(np.zeros((48, 48, 3), np.uint8))
+
+
+def test_head_checks_its_shape_and_round_trips() -> None:
+    rng = np.random.default_rng(3)
+    head = CounterHead(rng.normal(size=(COUNTS, 8)), rng.normal(size=COUNTS))
+    again = CounterHead.from_dict(head.to_dict())
+    assert np.allclose(again.weights, head.weights, atol=1e-6) and again.trunk == head.trunk
+    lp = head.log_probabilities(rng.normal(size=(5, 8)))
+    assert lp.shape == (5, COUNTS) and np.allclose(np.exp(lp).sum(axis=1), 1.0)
+    with pytest.raises(CounterNetError):
+        CounterHead(np.zeros((10, 8)), np.zeros(10))
+    with pytest.raises(CounterNetError):
+        CounterHead.from_dict({"bias": [0.0] * COUNTS})
+    # A seed model carrying a broken head is a bad seed model, not a crash.
+    with pytest.raises(SeedModelError):
+        SeedModel.from_dict({"counter": {"weights": [[1.0]], "bias": [0.0]}})
+
+
+def test_refit_head_learns_labelled_examples_but_keeps_the_rest() -> None:
+    rng = np.random.default_rng(4)
+    dim = 6
+    centres = rng.normal(0, 3, (COUNTS, dim))
+    base = CounterHead(centres.copy(), -0.5 * (centres**2).sum(axis=1))  # nearest-centre classifier
+
+    # The rig's seeds look different: counts 0..5 sit at shifted embeddings.
+    shift = rng.normal(0, 2.5, dim)
+    counts = np.repeat(np.arange(6), 30)
+    emb = centres[counts] + shift + rng.normal(0, 0.3, (len(counts), dim))
+    held = np.repeat(np.arange(6), 10)
+    emb_held = centres[held] + shift + rng.normal(0, 0.3, (len(held), dim))
+
+    def accuracy(head: CounterHead, x: np.ndarray, y: np.ndarray) -> float:
+        return float((head.log_probabilities(x).argmax(axis=1) == y).mean())
+
+    fitted = refit_head(emb, counts, base)
+    assert accuracy(fitted, emb_held, held) > accuracy(base, emb_held, held)
+    assert accuracy(fitted, emb_held, held) >= 0.95
+    # Counts the examples never showed (heaps) keep nearly the shipped weights.
+    assert np.abs(fitted.weights[30:] - base.weights[30:]).max() < 0.1 * np.abs(base.weights[30:]).max()
+
+
+def test_shipped_model_is_a_network() -> None:
+    from omweso_cam.vision.count import default_seed_model
+
+    model = default_seed_model()
+    assert model.counter is not None
+    assert model.counter.input_px == CountConfig().crop_px
