@@ -844,7 +844,8 @@ def _edge_candidates(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference:
         return []
     # Every distinct supported line is a candidate; the caller prefers, among the well-supported
     # ones, the innermost (the side face's edges lie further out).
-    depth = np.array([float(offsets[offset_index[inliers[m]]].mean()) for m in range(len(support))])
+    counted = inliers.sum(axis=1)
+    depth = (inliers.astype(np.float64) @ offsets[offset_index]) / np.maximum(counted, 1)
     candidates: list[_EdgeCandidate] = []
     for m in np.argsort(-support, kind="stable"):
         if support[m] < config.edge_candidate_keep * support.max():
