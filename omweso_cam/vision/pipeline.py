@@ -51,7 +51,7 @@ class ReaderConfig:
     try_markers: bool = True  # when the markerless finder fails
     check_drift: bool = True  # with a calibration: verify the board has not moved
     drift_check_every_frames: int = 8  # a live stream checks every Nth frame (the board rarely moves)
-    occluded_gap_frac: float = 0.2  # share of between-pit gaps that look foreign -> "occluded"
+    occluded_gap_frac: float = 0.05  # share of between-pit gaps that look foreign -> "occluded" (3 of the 49)
     gap_foreign_distance: float = 28.0  # Lab distance from the surface that marks a gap foreign
     localise: LocaliseConfig = field(default_factory=LocaliseConfig)
     rectify: RectifyConfig = field(default_factory=RectifyConfig)
