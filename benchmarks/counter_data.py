@@ -46,11 +46,13 @@ def _board_counts(rnd: random.Random, rng: np.random.Generator, kind: int) -> tu
         return random_setup(rnd, max_per_pit=10).board
     if kind == 3:
         return tuple(int(x) for x in rng.integers(0, rnd.choice([4, 8, 13]), 32))
+    if kind == 5:  # heaps: every pit 5..16 (rare in games, hardest to count)
+        return tuple(int(x) for x in rng.integers(5, 17, 32))
     c = rng.multinomial(64, rng.dirichlet(np.full(32, rnd.uniform(0.2, 0.6))))
     return tuple(int(x) for x in np.minimum(c, 30))
 
 
-def _one_board(job: tuple[int, str]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def _one_board(job: tuple[int, str, bool]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     import cv2
 
     from omweso_cam.vision.count import CountConfig, pit_crops_from_image
@@ -59,10 +61,10 @@ def _one_board(job: tuple[int, str]) -> tuple[np.ndarray, np.ndarray, np.ndarray
     from omweso_cam.vision.rectify import rectify
     from omweso_cam.vision.synth import Scene, render_board
 
-    seed, style = job
+    seed, style, heaps = job
     rng = np.random.default_rng(seed)
     rnd = random.Random(seed)
-    counts = _board_counts(rnd, rng, seed % 5)
+    counts = _board_counts(rnd, rng, 5 if heaps else seed % 5)
     scene = Scene.random(rng, style=style, hand=rnd.random() < 0.15)
     image, truth = render_board(counts, scene=scene, rng=rng)
     if truth.corners_px is None or truth.pit_centers_px is None:
@@ -97,12 +99,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--boards", type=int, required=True)
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--style", default="default")
+    parser.add_argument("--heaps", action="store_true", help="only boards of heaps (5..16 seeds in every pit)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     from tqdm import tqdm
 
-    jobs = [(args.seed + k, args.style) for k in range(args.boards)]
+    jobs = [(args.seed + k, args.style, args.heaps) for k in range(args.boards)]
     crops, counts, boards = [], [], []
     with ProcessPoolExecutor(args.workers) as pool:
         for result in tqdm(pool.map(_one_board, jobs, chunksize=4), total=len(jobs), desc="boards"):

@@ -117,7 +117,7 @@ def evaluate(probs: np.ndarray, counts: np.ndarray) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--train", type=Path, required=True)
+    parser.add_argument("--train", type=Path, nargs="+", required=True)
     parser.add_argument("--val", type=Path, required=True)
     parser.add_argument("--unseen", type=Path)
     parser.add_argument("--epochs", type=int, default=14)
@@ -125,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--init", type=Path, help="start from this state (model.pt of an earlier run)")
+    parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--out", type=Path, required=True, help="folder for seed_counter.onnx/.json")
     args = parser.parse_args(argv)
     import torch
@@ -135,8 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     config = CountConfig()
     size = config.crop_px
 
-    train = np.load(args.train)
-    x_raw, y = train["crops"], train["counts"].astype(np.int64)
+    parts = [np.load(path) for path in args.train]
+    x_raw = np.concatenate([part["crops"] for part in parts])
+    y = np.concatenate([part["counts"] for part in parts]).astype(np.int64)
     val = np.load(args.val)
     xv = network_input(canonical(val["crops"], size), config=config)
     yv = val["counts"].astype(np.int64)
@@ -151,9 +154,11 @@ def main(argv: list[str] | None = None) -> int:
 
     trunk, head = build(torch, args.width)
     model = torch.nn.Sequential(trunk, head)
+    if args.init:
+        model.load_state_dict(torch.load(args.init))
     steps_per_epoch = len(y) // args.batch
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=args.epochs * steps_per_epoch)
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=args.epochs * steps_per_epoch)
 
     def predict(x: np.ndarray) -> np.ndarray:
         model.eval()
@@ -195,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         if nll < best_nll:
             best_t, best_nll = float(t), nll
     args.out.mkdir(parents=True, exist_ok=True)
+    torch.save(model.state_dict(), args.out / "model.pt")
     onnx_path = args.out / "seed_counter.onnx"
     torch.onnx.export(trunk, torch.from_numpy(xv[:2]), str(onnx_path), input_names=["crops"],
                       output_names=["embedding"], dynamic_axes={"crops": {0: "n"}, "embedding": {0: "n"}},

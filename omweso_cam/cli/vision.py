@@ -235,8 +235,13 @@ def cmd_calibrate_board(args: argparse.Namespace) -> int:
     import cv2
 
     from omweso_cam.vision.calibration import Calibration
-    from omweso_cam.vision.count import SeedModelError, fit_seed_model, load_seed_model, pit_crops
-    from omweso_cam.vision.grid import lattice_score, surface_colour
+    from omweso_cam.vision.count import (
+        SeedModelError,
+        fit_seed_model,
+        load_seed_model,
+        pit_crops_from_image,
+    )
+    from omweso_cam.vision.grid import lattice_score
     from omweso_cam.vision.localise import (
         CornersError,
         find_board,
@@ -244,7 +249,7 @@ def cmd_calibrate_board(args: argparse.Namespace) -> int:
         marker_sheet,
         parse_corners,
     )
-    from omweso_cam.vision.pipeline import BoardReader, source_radius
+    from omweso_cam.vision.pipeline import BoardReader
 
     if args.method == "markers" and args.sheet:
         sheet = marker_sheet()
@@ -285,10 +290,8 @@ def cmd_calibrate_board(args: argparse.Namespace) -> int:
             model = load_seed_model(args.seeds)
         known = _known_counts(args)
         if known is not None:
-            crops = pit_crops(board.image, grid, config=config.count)
-            model = fit_seed_model(crops, known, config=config.count, source="known position",
-                                   surface_lab=surface_colour(board.image),
-                                   source_radius_px=source_radius(board, grid) / scale)
+            crops = pit_crops_from_image(image, board.board_from_image, grid, config=config.count)
+            model = fit_seed_model(crops, known, config=config.count, source="known position", base=model)
     except (SeedModelError, ValueError) as exc:
         return _error(str(exc))
     corners = found.corners_px / scale

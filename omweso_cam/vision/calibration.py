@@ -1,7 +1,7 @@
 """Calibration: the rig's board quad, homography, pit grid and seed appearance as versioned JSON.
 
 Written by ``omweso-cam calibrate``, read by the pipeline. The file is data, never
-pickle: ``{"format": "omweso-cam-calibration", "version": 2, "created_at", "image_size",
+pickle: ``{"format": "omweso-cam-calibration", "version": 3, "created_at", "image_size",
 "corners_px", "board_from_image", "rectified_size", "pit_grid", "seed_model",
 "intrinsics", "method", "reference_score"}``. Older versions are migrated on load,
 anything malformed raises :class:`CalibrationError` naming the field.
@@ -26,7 +26,7 @@ from omweso_cam.vision.count import SeedModel, SeedModelError
 from omweso_cam.vision.grid import GridError, PitGrid
 
 FORMAT = "omweso-cam-calibration"
-VERSION = 2
+VERSION = 3
 
 
 class CalibrationError(ValueError):
@@ -173,7 +173,10 @@ def migrate(data: Any) -> dict[str, Any]:
     """Bring a calibration dict of any known version to the current one (a new dict).
 
     Version 1 (the first layout) had only ``corners`` and ``image_size``, and
-    kept the seed model under ``seeds``.
+    kept the seed model under ``seeds``. Versions 1 and 2 could hold a seed model of
+    hand-made features, which this omweso-cam no longer reads (it counts with a
+    network): such a model is dropped, so the rig keeps its corners and grid and
+    counts with the shipped network until ``calibrate seeds`` makes it a new one.
     """
     if not isinstance(data, dict):
         raise CalibrationError(f"calibration must be a JSON object, got {type(data).__name__}")
@@ -192,6 +195,11 @@ def migrate(data: Any) -> dict[str, Any]:
         data["seed_model"] = data.pop("seeds", None)
         data.setdefault("method", "manual")
         data["version"] = 2
+    if data["version"] == 2:
+        model = data.get("seed_model")
+        if isinstance(model, dict) and "counter" not in model:
+            data["seed_model"] = None
+        data["version"] = 3
     for key in ("corners_px", "image_size"):
         if key not in data:
             raise CalibrationError(f"calibration lacks {key!r}")

@@ -109,13 +109,6 @@ def grid_from_location(board: RectifiedBoard, location: BoardLocation) -> PitGri
     return grid_from_points(rect, float(np.median(np.linalg.norm(rims - rect, axis=1))), size)
 
 
-def source_radius(board: RectifiedBoard, grid: PitGrid) -> float:
-    """Mean pit radius in camera-image pixels (how many pixels the camera spends on a pit)."""
-    centres = grid.centers_px
-    rims = centres + np.array([grid.radius_px, 0.0])
-    return float(np.mean(np.linalg.norm(board.to_image(rims) - board.to_image(centres), axis=1)))
-
-
 def prepare_image(image: np.ndarray | None, config: ReaderConfig) -> tuple[np.ndarray | None, float, str]:
     """(BGR uint8 working image, scale, problem) for any array the caller hands in."""
     if image is None or not isinstance(image, np.ndarray) or image.size == 0:
@@ -260,7 +253,6 @@ class BoardReader:
                           corners_px=corners_out, grid=grid, rectified=board, scale=scale, method=location.method)
 
         pit_counts = count_seeds(board.image, grid, model=self.seed_model, config=self.config.count,
-                                 source_radius_px=source_radius(board, grid) / scale,
                                  camera_bgr=image, board_from_image=board.board_from_image)
         t = lap("count", t)
         ll = tuple(tuple(row) for row in pit_counts.log_likelihoods.tolist())
@@ -299,7 +291,6 @@ class BoardReader:
         # The localiser's lattice is one homography: each pit is then measured on the top-down image.
         return refine_grid(board.image, lattice, config=self.config.grid)
 
-    _grid_for = grid_for  # the old private name, still called by benchmarks/fit_count_model.py
 
     def _foreign_gap_fraction(self, rectified: np.ndarray, grid: PitGrid) -> float:
         """Share of the between-pit gaps whose colour is far from the board surface (a hand, an arm)."""

@@ -15,7 +15,8 @@ from omweso_cam.vision.calibration import (
     CalibrationError,
     check_drift,
 )
-from omweso_cam.vision.count import FEATURE_NAMES, SeedModel, SeedModelError
+from omweso_cam.vision.count import SeedModel, SeedModelError
+from omweso_cam.vision.counter_net import COUNTS, CounterHead
 from omweso_cam.vision.grid import nominal_grid
 from tests.vision.drawn import draw_board
 
@@ -24,7 +25,7 @@ CORNERS = np.array([[192.0, 108.0], [768.0, 108.0], [768.0, 432.0], [192.0, 432.
 
 def test_round_trip(tmp_path: Path) -> None:
     grid = nominal_grid((512, 256))
-    model = SeedModel(weights=tuple(float(i) for i in range(len(FEATURE_NAMES) + 1)), seed_area_frac=0.05, source="test")
+    model = SeedModel(CounterHead(np.arange(COUNTS * 4.0).reshape(COUNTS, 4) / 100, np.zeros(COUNTS)), source="test")
     cal = Calibration(CORNERS, (960, 540), (512, 256), grid, model, None, "manual", 3.5)
     path = cal.save(tmp_path / "rig.json")
     data = json.loads(path.read_text())
@@ -36,7 +37,8 @@ def test_round_trip(tmp_path: Path) -> None:
     np.testing.assert_allclose(back.board_from_image, cal.board_from_image)
     assert back.pit_grid is not None
     np.testing.assert_allclose(back.pit_grid.centers_px, grid.centers_px, atol=1e-3)
-    assert back.seed_model == model
+    assert back.seed_model is not None and back.seed_model.source == "test"
+    np.testing.assert_allclose(back.seed_model.counter.weights, model.counter.weights)
     assert back.reference_score == 3.5
 
 
@@ -47,7 +49,7 @@ def test_migrates_version_1(tmp_path: Path) -> None:
     path.write_text(json.dumps(old))
     cal = Calibration.load(path)
     np.testing.assert_allclose(cal.corners_px, CORNERS)
-    assert cal.seed_model is not None and cal.seed_model.seed_area_frac == 0.04
+    assert cal.seed_model is None  # a feature model of an older omweso-cam: dropped, the shipped network counts
     assert cal.rectified_size is not None and cal.rectified_size[0] == 512
 
 
@@ -60,7 +62,7 @@ def test_migrates_version_1(tmp_path: Path) -> None:
         ({"corners_px": [[0, 0], [1, 1]]}, "corners_px"),
         ({"image_size": [0, 540]}, "positive"),
         ({"pit_grid": {"centers_px": [[0, 0]], "radius_px": 3, "size_px": [512, 256]}}, "pit"),
-        ({"seed_model": {"weights": [1.0, 2.0], "features": list(FEATURE_NAMES)}}, "weights"),
+        ({"seed_model": {"counter": {"weights": [[1.0, 2.0]], "bias": [0.0]}}}, "seed"),
     ],
 )
 def test_validation_errors(tmp_path: Path, change: dict, message: str) -> None:
@@ -83,13 +85,24 @@ def test_unreadable_files(tmp_path: Path) -> None:
         Calibration.load(tmp_path / "y.json")
 
 
+def test_migrates_a_version_2_feature_seed_model_away(tmp_path: Path) -> None:
+    data = Calibration(CORNERS, (960, 540)).to_dict()
+    data.update(version=2, seed_model={"weights": [1.0, 2.0], "features": ["fg_units"], "seed_area_frac": 0.04})
+    path = tmp_path / "v2.json"
+    path.write_text(json.dumps(data))
+    cal = Calibration.load(path)
+    assert cal.seed_model is None
+    np.testing.assert_allclose(cal.corners_px, CORNERS)
+
+
 def test_seed_model_validation() -> None:
+    head = CounterHead(np.zeros((COUNTS, 3)), np.zeros(COUNTS))
     with pytest.raises(SeedModelError):
-        SeedModel(seed_area_frac=1.5)
-    with pytest.raises(SeedModelError):
-        SeedModel(weights=(1.0, 2.0))
-    with pytest.raises(SeedModelError):
-        SeedModel.from_dict({"weights": [1.0] * (len(FEATURE_NAMES) + 1), "features": ["something", "else"]})
+        SeedModel(head, outlier_share=1.5)
+    with pytest.raises(SeedModelError, match="older omweso-cam"):
+        SeedModel.from_dict({"weights": [1.0, 2.0], "features": ["fg_units"]})
+    with pytest.raises(SeedModelError, match="counter"):
+        SeedModel.from_dict({"source": "x"})
 
 
 def test_drift_check_notices_a_moved_board() -> None:
