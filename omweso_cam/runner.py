@@ -130,11 +130,8 @@ class FrameProcessor:
         median = np.median(stack, axis=0)
         if float(np.abs(stack - median).max()) > self.lock_tolerance * float(np.hypot(*size)):
             return
-        from omweso_cam.vision.calibration import Calibration
-        from omweso_cam.vision.pipeline import BoardReader
-
-        self.reader = BoardReader(Calibration(corners_px=median, image_size=size, method="session"),
-                                  config=self.reader.config)
+        # The same reader (config, seed model) held at the median corners, checking for drift.
+        self.reader = self.reader.at_corners(median, size, method="session", check_drift=True)
         self.locked_corners_px = median
 
     def process(self, frame: Frame) -> tuple[Observation, Reading | None]:
@@ -681,14 +678,19 @@ class LiveSession:
                          for i in range(4))
         if area <= 0.01 * w * h:
             raise ValueError("corners must go clockwise TL, TR, BR, BL around a board of visible size")
-        calibration = Calibration(corners_px=corners, image_size=(w, h), method="manual")
+        # New corners; the rig's camera intrinsics and seed model (if it had them) are kept.
+        reader = self._processor.reader if self._processor is not None else None
+        previous = reader.calibration if reader is not None else None
+        calibration = Calibration(corners_px=corners, image_size=(w, h), method="manual",
+                                  seed_model=previous.seed_model if previous else None,
+                                  intrinsics=previous.intrinsics if previous else None)
         path = self.calibration_path or Path(self.repository.path).with_name("calibration.json")
         calibration.save(path)
         self.calibration_path = path
-        if self._processor is not None:
+        if self._processor is not None and reader is not None:
             from omweso_cam.vision.pipeline import BoardReader
 
-            self._processor.reader = BoardReader(calibration)
+            self._processor.reader = BoardReader(calibration, config=reader.config, seed_model=reader.seed_model)
             self._processor.stability.set_region(corners, (w, h))
         with self._lock:
             self._store_event("calibration", {"corners_px": corners.tolist(), "path": str(path)})
