@@ -157,13 +157,17 @@ def cmd_read(args: argparse.Namespace) -> int:
             out_dir = Path(args.annotate)
             out_dir.mkdir(parents=True, exist_ok=True)
             cv2.imwrite(str(out_dir / (Path(path).stem + ".annotated.jpg")), annotate(image, reading))
-        if reading is not None and crops_writer is not None and reading.grid is not None and reading.counts:
+        if reading is not None and image is not None and crops_writer is not None and reading.grid is not None \
+                and reading.counts:
             import cv2
+            import numpy as np
 
-            from omweso_cam.vision.count import pit_crops
+            from omweso_cam.vision.count import pit_crops_from_image
 
             assert reading.rectified is not None
-            crops = pit_crops(reading.rectified.image, reading.grid, config=reader.config.count)
+            # Cut from the camera image, as the reader counts (the homography is of the working image).
+            board_from_original = reading.rectified.board_from_image @ np.diag([reading.scale, reading.scale, 1.0])
+            crops = pit_crops_from_image(image, board_from_original, reading.grid, config=reader.config.count)
             for i, crop in enumerate(crops):
                 name = f"{Path(path).stem}_pit{i:02d}.png"
                 cv2.imwrite(str(Path(args.save_crops) / name), crop)

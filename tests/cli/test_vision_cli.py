@@ -147,3 +147,23 @@ def test_calibrate_seeds_and_count_crops(tmp_path: Path, capsys: pytest.CaptureF
     bad = tmp_path / "bad.csv"
     bad.write_text("file,count\nx.png,1\n")
     assert main(["calibrate", "seeds", "--examples", str(bad), "--out", str(model)]) == 2
+
+
+def test_saved_crops_count_as_the_reader_counted(images: dict[str, Path], tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """`read --save-crops` writes the crops the reader counted: `count-crops` on them agrees."""
+    out = tmp_path / "crops"
+    corners = ",".join(f"{v:g}" for v in CORNERS.ravel())
+    assert main(["read", str(images["board"]), "--corners", corners, "--json", "--save-crops", str(out)]) == 0
+    board = _lines(capsys)[0]["counts"]
+    listing = (out / "crops.csv").read_text().splitlines()
+    assert listing[0] == "path,count" and len(listing) == 33
+    predict = out / "predict.csv"
+    predict.write_text("path\n" + "".join(line.split(",")[0] + "\n" for line in listing[1:]))
+    model = tmp_path / "default.json"
+    from omweso_cam.vision.count import default_seed_model, save_seed_model
+
+    save_seed_model(default_seed_model(), str(model))
+    assert main(["count-crops", "--model", str(model), "--predict", str(predict), "--json"]) == 0
+    counted = [line["count"] for line in _lines(capsys)]
+    assert counted == [c for row in board for c in row]
