@@ -208,22 +208,25 @@ def main(argv: list[str] | None = None) -> int:
     net = cv2.dnn.readNetFromONNX(str(onnx_path))
     net.setInput(xv[:64])
     drift = float(np.abs(net.forward() - emb[:64]).max())
-    from omweso_cam.vision.count import SeedModel, count_with_network, save_seed_model
+    from omweso_cam.vision.count import SeedModel, count_crops, save_seed_model
     from omweso_cam.vision.counter_net import CounterHead
 
-    head = CounterHead(w / best_t, b / best_t, trunk=onnx_path.name, input_px=size, crop_of_radius=config.crop_of_radius)
+    def head_with(trunk: str) -> CounterHead:
+        return CounterHead(w / best_t, b / best_t, trunk=trunk, input_px=size, crop_of_radius=config.crop_of_radius)
+
     # A share of probability spread over all counts (a pit misread outright stays possible),
-    # chosen on the validation set like the temperature, never below 1%.
+    # chosen on the validation set like the temperature, never below 1%. Evaluated through
+    # the reader's own code with the trunk just written (by absolute path).
     best_share, best_nll = 0.01, math.inf
     val_crops = canonical(val["crops"], size)
     for share in (0.01, 0.02, 0.05, 0.1):
-        model = SeedModel(counter=head, outlier_share=share)
-        ll = count_with_network(val_crops, model, config=config).log_likelihoods
+        ll = count_crops(val_crops, model=SeedModel(head_with(str(onnx_path.resolve())), outlier_share=share),
+                         config=config).log_likelihoods
         nll = float(-ll[np.arange(len(yv)), yv].mean())
         if nll < best_nll:
             best_share, best_nll = share, nll
-    model = SeedModel(counter=head, outlier_share=best_share, source="rendered (default style), seed network",
-                      examples=len(y))
+    model = SeedModel(head_with(onnx_path.name), outlier_share=best_share,
+                      source="rendered (default style), seed network", examples=len(y))
     save_seed_model(model, str(args.out / "seed_model_default.json"))
     print(f"temperature {best_t:.2f}, outlier share {best_share} (val nll {best_nll:.3f}); "
           f"OpenCV dnn vs torch max diff {drift:.2e}; wrote {onnx_path} and seed_model_default.json")

@@ -148,6 +148,11 @@ class _FakeReader:
         self.corners = corners
         self.reads = 0
 
+    def at_corners(self, corners_px: np.ndarray, image_size: tuple[int, int], **kw):  # type: ignore[no-untyped-def]
+        from omweso_cam.vision.pipeline import BoardReader
+
+        return BoardReader(config=self.config).at_corners(corners_px, image_size, **kw)
+
     def read(self, image: np.ndarray, *, frame_index: int = 0, timestamp_s: float = 0.0):  # type: ignore[no-untyped-def]
         from omweso_cam.observation import Observation
         from omweso_cam.vision.pipeline import Reading
@@ -177,6 +182,7 @@ def test_demo_locks_the_board_after_three_agreeing_reads() -> None:
     processor = _processor_after([quad, near, quad])
     assert processor.reader.calibration is not None
     assert processor.reader.calibration.method == "session"
+    assert processor.reader.config.check_drift  # a locked board is still checked for drift
     assert np.allclose(processor.reader.calibration.corners_px, quad)
     # One read 40 px off (2.7% of the diagonal) among them: no lock yet.
     far = [[x + 40.0, y] for x, y in quad]
