@@ -52,7 +52,8 @@ def register(subparsers: Any) -> None:
                       help="act as the referee who checks the set-up against the film's record: confirm "
                            "truth.json's initial position (like `track --start`); every move after it is "
                            "read by the camera (default). --no-referee-setup waits for the camera to read "
-                           "a valid set-up instead (today's counter often misreads it)")
+                           "a valid set-up instead (the bundled film's set-up is read right; a real board may need the "
+                           "referee's correction on the Set-up page)")
     demo.add_argument("--lock-board", action="store_true",
                       help="locate the board once (median corners of the first 3 agreeing reads) and "
                            "read later frames there")
