@@ -1,0 +1,41 @@
+"""The reader on the committed sample stills (sample_images/stills, with truth JSON): the benchmark's first row as a test.
+
+Thresholds sit just under what ``benchmarks/vision_bench.py`` measured with the shipped
+model (boards found 56/56, no-board 6/6, pits of 0-6 seeds 92.6% exact and 97.8% within
+one); they guard against regressions, the README quotes the measured numbers.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from omweso_cam.resources import samples_dir
+from omweso_cam.vision.evaluate import find_examples, score_reading, summarise
+from omweso_cam.vision.pipeline import BoardReader, load_image
+
+
+@pytest.fixture(scope="module")
+def summary() -> dict:
+    examples = find_examples(samples_dir() / "stills")
+    assert len(examples) >= 60, "sample_images/stills is incomplete"
+    reader = BoardReader()
+    rows = []
+    for example in examples:
+        image, problem = load_image(str(example.image))
+        assert image is not None, problem
+        rows.append(score_reading(reader.read(image), example.truth))
+    return summarise(rows)
+
+
+def test_every_board_is_found_and_every_empty_table_said(summary: dict) -> None:
+    assert summary["boards_found"] == summary["boards"] == 56
+    assert summary["no_board_said"] == summary["no_board_images"] == 6
+
+
+def test_small_counts_are_read(summary: dict) -> None:
+    assert summary["exact_0_6"] >= 0.9
+    assert summary["within1_0_6"] >= 0.96
+
+
+def test_heaps_are_mostly_within_one(summary: dict) -> None:
+    assert summary["within1_7_12"] >= 0.75
