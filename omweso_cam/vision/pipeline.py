@@ -93,7 +93,9 @@ class Reading:
         """The ``R4/R3/R2/R1`` board part of the position notation."""
         if self.counts is None:
             return None
-        return "/".join("-".join(str(c) for c in self.counts[r * 8 : r * 8 + 8]) for r in range(4))
+        from omweso_cam.rules import board_notation
+
+        return board_notation(self.counts)
 
 
 def grid_from_location(board: RectifiedBoard, location: BoardLocation) -> PitGrid | None:

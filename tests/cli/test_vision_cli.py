@@ -59,7 +59,8 @@ def test_read_json_one_line_per_image_never_crashing(images: dict[str, Path],
     board = by_name["board.png"]
     assert board["status"] == "ok"
     assert len(board["counts"]) == 4 and all(len(r) == 8 for r in board["counts"])
-    assert board["board"] == "/".join("-".join(str(c) for c in r) for r in board["counts"])
+    # The board part of the position notation (RULES.md section 2): comma-separated counts.
+    assert board["board"] == "/".join(",".join(str(c) for c in r) for r in board["counts"])
     assert len(board["corners_px"]) == 4
     for name in ("empty.jpg", "notes.png", "cut.jpg", "missing.png"):
         assert by_name[name]["status"] == "unreadable_image"

@@ -6,7 +6,8 @@ Public API: `render_board`, `render_sequence`, `Scene`, `Truth`, `BoardRenderer`
 
 from __future__ import annotations
 
-from omweso_cam.vision.synth.render import BoardRenderer, Truth, board_notation, render_board
+from omweso_cam.rules import board_notation
+from omweso_cam.vision.synth.render import BoardRenderer, Truth, render_board
 from omweso_cam.vision.synth.scene import STYLES, Scene
 
 __all__ = ["STYLES", "BoardRenderer", "Scene", "Truth", "board_notation", "render_board"]

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import cv2
 import numpy as np
 
+from omweso_cam.rules import board_notation
 from omweso_cam.vision.synth import scenery, textures
 from omweso_cam.vision.synth.geometry import BoardGeometry, Camera, look_at_camera
 from omweso_cam.vision.synth.scene import Scene, light_direction
@@ -102,11 +103,6 @@ class Truth:
             in_hand=int(data.get("in_hand", 0)),
             scene=dict(data.get("scene", {})),
         )
-
-
-def board_notation(counts: Sequence[int]) -> str:
-    """``R4/R3/R2/R1`` of 32 counts in image order."""
-    return "/".join(",".join(str(c) for c in counts[r * 8 : r * 8 + 8]) for r in range(4))
 
 
 def counts_of(position: PositionLike | Sequence[int]) -> tuple[tuple[int, ...], str]:

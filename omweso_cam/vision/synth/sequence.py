@@ -30,11 +30,12 @@ from omweso_cam.rules import (
     Side,
     SowingState,
     apply_move,
+    board_notation,
     sowing_states,
     square_index,
     square_name,
 )
-from omweso_cam.vision.synth.render import BoardRenderer, Truth, board_notation
+from omweso_cam.vision.synth.render import BoardRenderer, Truth
 from omweso_cam.vision.synth.scene import Scene
 
 #: Format tag of a sequence ``truth.json``.
