@@ -21,6 +21,7 @@ renderer never drew).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import math
 import sys
 import time
@@ -211,8 +212,11 @@ def main(argv: list[str] | None = None) -> int:
     from omweso_cam.vision.count import SeedModel, count_crops, save_seed_model
     from omweso_cam.vision.counter_net import CounterHead
 
+    digest = hashlib.sha256(onnx_path.read_bytes()).hexdigest()
+
     def head_with(trunk: str) -> CounterHead:
-        return CounterHead(w / best_t, b / best_t, trunk=trunk, input_px=size, crop_of_radius=config.crop_of_radius)
+        return CounterHead(w / best_t, b / best_t, trunk=trunk, input_px=size, crop_of_radius=config.crop_of_radius,
+                           trunk_sha256=digest)
 
     # A share of probability spread over all counts (a pit misread outright stays possible),
     # chosen on the validation set like the temperature, never below 1%. Evaluated through

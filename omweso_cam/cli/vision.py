@@ -12,7 +12,10 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from omweso_cam.vision.count import SeedModel
 
 
 def register(subparsers: Any) -> None:
@@ -293,9 +296,14 @@ def cmd_calibrate_board(args: argparse.Namespace) -> int:
         if args.seeds:
             model = load_seed_model(args.seeds)
         known = _known_counts(args)
+        checked_notes: dict[str, object] | None = None
         if known is not None:
             crops = pit_crops_from_image(image, board.board_from_image, grid, config=config.count)
-            model = fit_seed_model(crops, known, config=config.count, source="known position", base=model)
+            checked = fit_seed_model(crops, known, config=config.count, source="known position", base=model)
+            checked_notes = checked.notes
+            # Only a refitted head is worth storing: an unchanged one would pin this rig to
+            # today's network (the shipped one follows upgrades).
+            model = checked if checked.notes.get("refitted") else model
     except (SeedModelError, ValueError) as exc:
         return _error(str(exc))
     corners = found.corners_px / scale
@@ -305,7 +313,7 @@ def cmd_calibrate_board(args: argparse.Namespace) -> int:
     print(json.dumps({"out": args.out, "method": found.method,
                       "corners_px": [[round(float(x), 1), round(float(y), 1)] for x, y in corners],
                       "pit_radius_px": round(grid.radius_px, 2), "reference_score": calibration.reference_score,
-                      "seed_model": model.to_dict() if model else None}))
+                      "seed_model": _model_summary(model) if model else None, "known_position_check": checked_notes}))
     return 0
 
 
@@ -404,6 +412,12 @@ def _read_crops_csv(path: str, *, need_counts: bool) -> tuple[list[str], Any, li
     return paths, stack, all_counts, problems
 
 
+def _model_summary(model: SeedModel) -> dict[str, object]:
+    """What a user wants to know of a seed model (its weights stay in the file)."""
+    return {"source": model.source, "examples": model.examples, "outlier_share": model.outlier_share,
+            "notes": model.notes}
+
+
 def cmd_calibrate_seeds(args: argparse.Namespace) -> int:
     from omweso_cam.vision.count import SeedModelError, fit_seed_model, save_seed_model
 
@@ -420,7 +434,7 @@ def cmd_calibrate_seeds(args: argparse.Namespace) -> int:
     except SeedModelError as exc:
         return _error(str(exc))
     save_seed_model(model, args.out)
-    print(json.dumps({"out": args.out, "examples": len(paths), "skipped": len(problems), **model.to_dict()}))
+    print(json.dumps({"out": args.out, "examples": len(paths), "skipped": len(problems), **_model_summary(model)}))
     return 0
 
 

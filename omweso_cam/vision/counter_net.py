@@ -16,6 +16,7 @@ Both are trained by ``benchmarks/train_counter.py`` on rendered boards.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,7 @@ class CounterHead:
     trunk: str = "seed_counter.onnx"  # file name, looked up in the calibration folder unless absolute
     input_px: int = 48
     crop_of_radius: float = 1.25
+    trunk_sha256: str | None = None  # the trunk file this head was fitted to (checked when it is loaded)
 
     def __post_init__(self) -> None:
         w = np.asarray(self.weights, np.float64)
@@ -63,7 +65,8 @@ class CounterHead:
         return np.asarray(z - np.log(np.exp(z).sum(axis=1, keepdims=True)))
 
     def to_dict(self) -> dict[str, object]:
-        return {"trunk": self.trunk, "input_px": self.input_px, "crop_of_radius": self.crop_of_radius,
+        return {"trunk": self.trunk, "trunk_sha256": self.trunk_sha256, "input_px": self.input_px,
+                "crop_of_radius": self.crop_of_radius,
                 "weights": [[round(float(v), 6) for v in row] for row in self.weights],
                 "bias": [round(float(v), 6) for v in self.bias]}
 
@@ -73,14 +76,15 @@ class CounterHead:
             return cls(np.asarray(data["weights"], np.float64), np.asarray(data["bias"], np.float64),
                        trunk=str(data.get("trunk", "seed_counter.onnx")),
                        input_px=int(data.get("input_px", 48)),  # type: ignore[call-overload]
-                       crop_of_radius=float(data.get("crop_of_radius", 1.25)))  # type: ignore[arg-type]
+                       crop_of_radius=float(data.get("crop_of_radius", 1.25)),  # type: ignore[arg-type]
+                       trunk_sha256=None if data.get("trunk_sha256") is None else str(data["trunk_sha256"]))
         except CounterNetError:
             raise
         except (KeyError, TypeError, ValueError) as exc:
             raise CounterNetError(f"bad seed counter head: {exc}") from exc
 
 
-_TRUNKS: dict[str, tuple[cv2.dnn.Net, threading.Lock]] = {}
+_TRUNKS: dict[str, tuple[cv2.dnn.Net, threading.Lock, str]] = {}  # path -> (net, its lock, file SHA-256)
 _TRUNKS_LOCK = threading.Lock()
 
 
@@ -100,10 +104,14 @@ def embed(network_input: np.ndarray, head: CounterHead) -> np.ndarray:
     with _TRUNKS_LOCK:
         if path not in _TRUNKS:
             try:
-                _TRUNKS[path] = (cv2.dnn.readNetFromONNX(path), threading.Lock())
-            except cv2.error as exc:
+                digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+                _TRUNKS[path] = (cv2.dnn.readNetFromONNX(path), threading.Lock(), digest)
+            except (OSError, cv2.error) as exc:
                 raise CounterNetError(f"cannot load the seed counter network {path}: {exc}") from exc
-        net, lock = _TRUNKS[path]
+        net, lock, digest = _TRUNKS[path]
+    if head.trunk_sha256 is not None and head.trunk_sha256 != digest:
+        raise CounterNetError(f"this seed model was fitted to another version of the counting network than "
+                              f"{path}; make it again with `omweso-cam calibrate seeds`")
     if len(network_input) == 0:
         return np.zeros((0, head.embedding_size))
     with lock:
@@ -142,4 +150,5 @@ def refit_head(embedding: np.ndarray, counts: np.ndarray, base: CounterHead, *, 
             m[i] = 0.9 * m[i] + 0.1 * gr
             v[i] = 0.999 * v[i] + 0.001 * gr * gr
             params[i] -= learning_rate * (m[i] / (1 - 0.9**t)) / (np.sqrt(v[i] / (1 - 0.999**t)) + 1e-8)
-    return CounterHead(w, b, trunk=base.trunk, input_px=base.input_px, crop_of_radius=base.crop_of_radius)
+    return CounterHead(w, b, trunk=base.trunk, input_px=base.input_px, crop_of_radius=base.crop_of_radius,
+                       trunk_sha256=base.trunk_sha256)

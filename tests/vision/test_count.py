@@ -176,3 +176,14 @@ def test_a_missing_network_file_is_a_clear_error(tmp_path: Path) -> None:
     crops, _ = _drawn_crops(7)
     with pytest.raises(SeedModelError, match="seed counter network"):
         count_crops(crops, model=model)
+
+
+def test_a_model_fitted_to_another_network_is_refused() -> None:
+    import dataclasses
+
+    shipped = default_seed_model()
+    assert shipped.counter.trunk_sha256 is not None  # the shipped head names its trunk
+    head = dataclasses.replace(shipped.counter, trunk_sha256="0" * 64)
+    crops, _ = _drawn_crops(7)
+    with pytest.raises(SeedModelError, match="another version of the counting network"):
+        count_crops(crops, model=dataclasses.replace(shipped, counter=head))
