@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from omweso_cam.vision.localise import quad_diagonal
 from omweso_cam.vision.pipeline import Reading
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff")
@@ -46,6 +47,12 @@ def find_examples(folder: Path) -> list[Example]:
     return examples
 
 
+def corner_error(found_px: np.ndarray, true_px: np.ndarray) -> float:
+    """The worst corner's distance from the truth, as a fraction of the true board diagonal."""
+    true_c = np.asarray(true_px, np.float64)
+    return float(np.max(np.linalg.norm(np.asarray(found_px, np.float64) - true_c, axis=1))) / quad_diagonal(true_c)
+
+
 def score_reading(reading: Reading, truth: dict[str, Any]) -> dict[str, Any]:
     """One CSV row: status, corner error, largest pit-centre error (pit radii), count errors by heap size, stage timings."""
     row: dict[str, Any] = {"truth_status": truth.get("status"), "status": reading.status}
@@ -54,10 +61,7 @@ def score_reading(reading: Reading, truth: dict[str, Any]) -> dict[str, Any]:
     row["board_found"] = reading.corners_px is not None
     row["corner_error_frac"] = ""
     if has_board and reading.corners_px is not None:
-        true_c = np.asarray(truth["corners_px"], np.float64)
-        diag = float(np.linalg.norm(true_c[2] - true_c[0]) + np.linalg.norm(true_c[3] - true_c[1])) / 2
-        err = float(np.max(np.linalg.norm(reading.corners_px - true_c, axis=1))) / diag
-        row["corner_error_frac"] = round(err, 5)
+        row["corner_error_frac"] = round(corner_error(reading.corners_px, truth["corners_px"]), 5)
     row["pit_error_max_radii"] = ""
     centres = reading.pit_centers_px
     if has_board and centres is not None and truth.get("pit_centers_px") and truth.get("pit_radius_px"):

@@ -114,6 +114,12 @@ def _signed_area(quad: np.ndarray) -> float:
     return 0.5 * float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y))
 
 
+def quad_diagonal(quad: np.ndarray) -> float:
+    """Mean length of a quad's two diagonals (TL-BR, TR-BL): the board's size in pixels."""
+    q = np.asarray(quad, np.float64)
+    return float(np.linalg.norm(q[2] - q[0]) + np.linalg.norm(q[3] - q[1])) / 2
+
+
 def clockwise(quad: np.ndarray) -> np.ndarray:
     """The four points in clockwise order on screen (y down), starting anywhere."""
     quad = np.asarray(quad, dtype=np.float64).reshape(4, 2)
@@ -404,8 +410,7 @@ def refine_corners(
     gx, gy = gradients
     h, w = gx.shape
     quad = np.asarray(corners, dtype=np.float64).copy()
-    diagonal = float(np.linalg.norm(quad[2] - quad[0]) + np.linalg.norm(quad[3] - quad[1])) / 2
-    window = config.refine_search_frac * diagonal
+    window = config.refine_search_frac * quad_diagonal(quad)
     for _ in range(config.refine_iterations):
         lines: list[tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None] = []
         for i in range(4):

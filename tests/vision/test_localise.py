@@ -6,6 +6,7 @@ import cv2
 import numpy as np
 import pytest
 
+from omweso_cam.vision.evaluate import corner_error
 from omweso_cam.vision.localise import (
     CornersError,
     clockwise,
@@ -19,10 +20,6 @@ from omweso_cam.vision.rectify import board_aspect
 from tests.vision.drawn import draw_board
 
 QUAD = np.array([[100.0, 50.0], [500.0, 60.0], [520.0, 260.0], [90.0, 250.0]])  # TL, TR, BR, BL
-
-
-def _diagonal(q: np.ndarray) -> float:
-    return float(np.linalg.norm(q[2] - q[0]) + np.linalg.norm(q[3] - q[1])) / 2
 
 
 @pytest.mark.parametrize("shift", range(4))
@@ -69,7 +66,7 @@ def test_find_board_oblique_and_rotated(seed: int) -> None:
     drawn = draw_board(list(rng.integers(0, 6, 32)), rng=rng, corners_px=corners)
     found = find_board(drawn.image)
     assert found is not None
-    err = np.max(np.linalg.norm(found.corners_px - drawn.corners_px, axis=1)) / _diagonal(drawn.corners_px)
+    err = corner_error(found.corners_px, drawn.corners_px)
     assert err < 0.01, f"corner error {err:.4f} of the diagonal"
 
 
@@ -82,7 +79,7 @@ def test_find_board_upside_down_names_south_at_the_bottom() -> None:
     found = find_board(drawn.image)
     assert found is not None
     expected = np.array([corners[2], corners[3], corners[0], corners[1]])
-    err = np.max(np.linalg.norm(found.corners_px - expected, axis=1)) / _diagonal(expected)
+    err = corner_error(found.corners_px, expected)
     assert err < 0.01
 
 
@@ -157,7 +154,7 @@ def test_find_board_takes_the_top_face_not_the_side_face(seed: int) -> None:
     image = _side_face(drawn.image, drawn.corners_px, 26.0, (45, 80, 115))
     found = find_board(image)
     assert found is not None
-    err = np.max(np.linalg.norm(found.corners_px - drawn.corners_px, axis=1)) / _diagonal(drawn.corners_px)
+    err = corner_error(found.corners_px, drawn.corners_px)
     assert err < 0.01, f"corner error {err:.4f} of the diagonal"
 
 
@@ -173,7 +170,7 @@ def test_find_board_with_a_hand_over_a_whole_column() -> None:
     cv2.fillConvexPoly(image, arm, (120, 160, 215), cv2.LINE_AA)
     found = find_board(image)
     assert found is not None
-    err = np.max(np.linalg.norm(found.corners_px - drawn.corners_px, axis=1)) / _diagonal(drawn.corners_px)
+    err = corner_error(found.corners_px, drawn.corners_px)
     assert err < 0.01, f"corner error {err:.4f} of the diagonal"
 
 
@@ -202,7 +199,7 @@ def test_find_board_through_a_wide_angle_lens_straightens_the_bowed_sides() -> N
     image, truth = _barrel(drawn.image, drawn.corners_px, -0.25)
     found = find_board(image)
     assert found is not None
-    err = np.max(np.linalg.norm(found.corners_px - truth, axis=1)) / _diagonal(truth)
+    err = corner_error(found.corners_px, truth)
     assert err < 0.006, f"corner error {err:.4f} of the diagonal"
 
 
