@@ -85,6 +85,15 @@ def _ruleset(args: argparse.Namespace) -> Any:
     return rules_from_cli(args.rules, args.option)
 
 
+def _position_and_move(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+    """(rules, position, move) of ``play``/``states`` (raises ValueError on bad input)."""
+    from omweso_cam.rules import Move, Position
+
+    rules = _ruleset(args)
+    position = Position.from_notation(args.position)
+    return rules, position, Move.parse(args.move, position)
+
+
 def _fail(message: str) -> int:
     print(f"omweso-cam rules: error: {message}", file=sys.stderr)
     return EXIT_BAD_INPUT
@@ -157,12 +166,10 @@ TRACE_TAIL_LAPS = 10
 
 
 def _play(args: argparse.Namespace) -> int:
-    from omweso_cam.rules import Move, Position, apply_move
+    from omweso_cam.rules import apply_move
 
     try:
-        rules = _ruleset(args)
-        position = Position.from_notation(args.position)
-        move = Move.parse(args.move, position)
+        rules, position, move = _position_and_move(args)
         outcome = apply_move(position, move, rules)
     except ValueError as exc:
         return _fail(str(exc))
@@ -199,12 +206,10 @@ def _play(args: argparse.Namespace) -> int:
 
 
 def _states(args: argparse.Namespace) -> int:
-    from omweso_cam.rules import Move, Position, board_notation, sowing_states
+    from omweso_cam.rules import board_notation, sowing_states
 
     try:
-        rules = _ruleset(args)
-        position = Position.from_notation(args.position)
-        move = Move.parse(args.move, position)
+        rules, position, move = _position_and_move(args)
         states = sowing_states(position, move, rules)
     except ValueError as exc:
         return _fail(str(exc))
