@@ -148,7 +148,6 @@ class BoardReader:
         self.calibration = calibration
         self.config = config
         self._seed_model = seed_model
-        self._default_model: SeedModel | None = None
         self._undistort_maps: tuple[tuple[int, int], np.ndarray, np.ndarray] | None = None
         self._grid_cache: dict[tuple[float, ...], PitGrid] = {}
         self._rectifier: FixedRectifier | None = None  # maps of the calibrated board, built on its first frame
@@ -161,9 +160,7 @@ class BoardReader:
             return self._seed_model
         if self.calibration is not None and self.calibration.seed_model is not None:
             return self.calibration.seed_model
-        if self._default_model is None:
-            self._default_model = default_seed_model()
-        return self._default_model
+        return default_seed_model()  # loaded once per process (cached there)
 
     def at_corners(self, corners_px: np.ndarray, image_size: tuple[int, int], *, method: str = "manual",
                    check_drift: bool = False) -> BoardReader:
