@@ -51,6 +51,11 @@ def plies(events: list[TrackerEvent]) -> list[str]:
     return [e.data["move"] for e in events if e.kind == "ply"]
 
 
+def sown(board: list[int] | tuple[int, ...], first: int, frames: int = 3) -> list[Observation]:
+    """A hand over the board at frame ``first``, then ``board`` still for ``frames`` frames."""
+    return [Observation(first, first / 10, HAND)] + [observe(board, frame_index=first + k) for k in range(1, frames + 1)]
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_a_whole_game_is_recovered_with_no_move_during_hand_frames(seed: int) -> None:
     moves = random_game(START, SEED, random.Random(seed), max_plies=30)
@@ -146,10 +151,57 @@ def test_after_an_alarm_a_legal_successor_clears_it() -> None:
     wrong[square_index("e2")] -= 1
     wrong[square_index("e3")] += 1
     tracker = Tracker(SEED, initial=START)
-    run(tracker, [observe(wrong, frame_index=i) for i in range(3)])
-    events = run(tracker, [observe(after.board, frame_index=i) for i in (3, 4, 5)])
+    run(tracker, sown(wrong, 0))
+    events = run(tracker, sown(after.board, 4))
     assert [e.kind for e in events] == ["alarm_cleared", "ply"]
     assert events[0].data["by"] == "legal_successor"
+
+
+def _misread(board: tuple[int, ...], **pits: int) -> list[int]:
+    out = list(board)
+    for square, count in pits.items():
+        out[square_index(square)] = count
+    return out
+
+
+def test_a_misread_of_an_untouched_board_is_learnt_not_an_alarm() -> None:
+    # The camera reads two of North's far-row 4s as 2 and 6, confidently, from the start
+    # (two seeds off: far beyond what the reading's likelihoods allow for).
+    after = apply_move(START, "d1", SEED).position
+    seen_start = _misread(START.board, a4=2, c4=6)
+    tracker = Tracker(SEED, initial=START)
+    events = run(tracker, [observe(seen_start, frame_index=i) for i in range(4)])
+    assert [e.kind for e in events] == ["misreads"] and tracker.phase == PLAYING
+    assert events[0].data == {"pits": {"a4": {"reads": 2, "count": 4}, "c4": {"reads": 6, "count": 4}}}
+    # South sows d1, which leaves a4 and c4 alone: they still read 2 and 6, and d1 is accepted.
+    events = run(tracker, sown(_misread(after.board, a4=2, c4=6), 4))
+    assert plies(events) == ["d1"] and not [e for e in events if e.kind == "alarm"]
+    # The same readings right after a hand are a changed board: an alarm.
+    touched = Tracker(SEED, initial=START)
+    assert [e.kind for e in run(touched, sown(seen_start, 0))] == ["alarm"]
+
+
+def test_an_untouched_board_unlike_the_confirmed_one_is_still_an_alarm() -> None:
+    # Too many pits off to be misreads (a wrong set-up was confirmed): an alarm at once.
+    tracker = Tracker(SEED, initial=START)
+    wrong = _misread(START.board, a1=5, b1=3, c1=5, d1=3, e1=5, f1=3)
+    assert [e.kind for e in run(tracker, [observe(wrong, frame_index=i) for i in range(3)])] == ["alarm"]
+    # ... and so is one pit off by more than a misread.
+    other = Tracker(SEED, initial=START)
+    assert [e.kind for e in run(other, [observe(_misread(START.board, a1=8), frame_index=i)
+                                        for i in range(3)])] == ["alarm"]
+
+
+def test_seeds_put_into_a_misread_pit_are_still_an_illegal_sowing() -> None:
+    after = apply_move(START, "d1", SEED).position
+    tracker = Tracker(SEED, initial=START)
+    # North's empty e3 reads 1 (say a knot in the wood), learnt while nothing moves.
+    run(tracker, [observe(_misread(START.board, e3=1), frame_index=i) for i in range(3)])
+    # d1 is played, then two seeds go from South's e1 into e3: neither its count (0)
+    # nor its misread (1) explains a reading of 3.
+    events = run(tracker, sown(_misread(after.board, e1=after.board[square_index("e1")] - 2, e3=3), 3))
+    alarms = [e for e in events if e.kind == "alarm"]
+    assert len(alarms) == 1 and set(alarms[0].data["differs"]) == {"e1", "e3"}
 
 
 def test_referee_accepts_the_observed_board_or_corrects_a_pit() -> None:
@@ -160,17 +212,20 @@ def test_referee_accepts_the_observed_board_or_corrects_a_pit() -> None:
     tracker = Tracker(SEED, initial=START)
     with pytest.raises(RefereeError, match="no illegal-sowing alarm"):
         tracker.board_restored()
-    run(tracker, [observe(wrong, frame_index=i) for i in range(3)])
+    run(tracker, sown(wrong, 0))
     # The referee says e3 was misread: it holds 0. Then d1 explains the board but for
-    # one seed in e2 (a single misread), so it is accepted at once.
+    # one seed in e2 (a single misread), so it is accepted at once, and e2 is
+    # remembered as reading one low while its seeds stay put.
     events = tracker.correct_pit("e3", 0)
-    assert [e.kind for e in events] == ["correction", "alarm_cleared", "ply"]
+    assert [e.kind for e in events] == ["correction", "alarm_cleared", "ply", "misreads"]
     assert events[0].data == {"square": "e3", "count": 0, "was": 1}
     assert events[2].data["move"] == "d1"
+    e2 = after.board[square_index("e2")]
+    assert events[3].data == {"pits": {"e2": {"reads": e2 - 1, "count": e2}}}
     assert tracker.position == after
 
     other = Tracker(SEED, initial=START)
-    run(other, [observe(wrong, frame_index=i) for i in range(3)])
+    run(other, sown(wrong, 0))
     events = other.accept_observed()
     assert [e.kind for e in events] == ["alarm_cleared", "ply"] and events[1].data["move"] == "*"
     assert other.position is not None and other.position.board == tuple(wrong)

@@ -20,7 +20,7 @@ the scoring: a reading of 61 seeds cannot be a completed move.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from omweso_cam.observation import Observation
@@ -198,6 +198,43 @@ def score_board(log_likelihoods: Sequence[Sequence[float]], board: Sequence[int]
     return sum(row[n] for row, n in zip(log_likelihoods, board, strict=True))
 
 
+Scorer = Callable[[Sequence[int]], float]
+
+
+def board_scorer(
+    log_likelihoods: Sequence[Sequence[float]], position: Sequence[int], bias: Sequence[int] | None = None,
+) -> Scorer:
+    """Log-likelihood of a hypothesis board, allowing for pits the camera persistently misreads.
+
+    ``bias[i]`` is how far pit ``i`` read from its count in ``position`` while nothing
+    touched the board (the tracker learns it). A hypothesis that leaves the pit's count as
+    it was most likely left its seeds where they were, so the reading may be off the same
+    way: the pit is scored at ``count + bias`` or at ``count``, whichever fits better (a
+    hand may have stirred the seeds). A hypothesis that changes the pit has new seeds
+    there, scored at face value.
+    """
+    if not bias or not any(bias):
+        return lambda board: score_board(log_likelihoods, board)
+    top = len(log_likelihoods[0]) - 1
+    shifted = [(i, position[i], position[i] + r) for i, r in enumerate(bias) if r and 0 <= position[i] + r <= top]
+
+    def score(board: Sequence[int]) -> float:
+        total = score_board(log_likelihoods, board)
+        for i, count, reads in shifted:
+            if board[i] == count:
+                total += max(0.0, log_likelihoods[i][reads] - log_likelihoods[i][count])
+        return total
+
+    return score
+
+
+def corrected_reading(observed: Sequence[int], position: Sequence[int], bias: Sequence[int] | None) -> tuple[int, ...]:
+    """The reading with each persistently misread pit (``bias``) that still reads as before put back to its count."""
+    if not bias:
+        return tuple(observed)
+    return tuple(p if r and o == p + r else o for o, p, r in zip(observed, position, bias, strict=True))
+
+
 def reconcile(
     position: Position,
     observation: Observation,
@@ -206,12 +243,15 @@ def reconcile(
     config: ReconcileConfig = ReconcileConfig(),
     cache: TraceCache | None = None,
     hint: Sequence[tuple[str, int]] | None = None,
+    bias: Sequence[int] | None = None,
 ) -> Reconciliation:
     """Explain a stable reading relative to the confirmed ``position``.
 
     ``hint``: (move, sowing-state index) pairs still possible from earlier in-progress
     readings of the same move. Hypotheses consistent with it are tried first; the full
     set is used when they do not explain the board (an earlier reading may have been wrong).
+    ``bias``: per-pit persistent misreads of the camera relative to ``position`` (see
+    :func:`board_scorer`); ``None`` when every pit is taken at face value.
     """
     if not observation.is_stable or observation.log_likelihoods is None:
         return Reconciliation(NOT_STABLE, observation.frame_index, None)
@@ -220,8 +260,9 @@ def reconcile(
     assert observed is not None
     free_score = sum(max(row) for row in ll)
     traces = (cache or _DEFAULT_CACHE).traces(position, rules)
+    score = board_scorer(ll, position.board, bias)
 
-    all_candidates = _depth1_candidates(position, traces, ll, config)
+    all_candidates = _depth1_candidates(position, traces, score, config)
     candidates = all_candidates
     if hint:
         allowed = _hinted(all_candidates, hint)
@@ -229,7 +270,7 @@ def reconcile(
             candidates = allowed
     best = candidates[0]
     if free_score - best.fit > config.illegal_min_excess_nats and config.search_depth2:
-        deeper = _depth2_candidates(traces, ll, cache or _DEFAULT_CACHE, rules, config)
+        deeper = _depth2_candidates(traces, score, cache or _DEFAULT_CACHE, rules, config)
         if deeper and deeper[0].score > best.score:
             candidates = tuple(sorted((*candidates, *deeper), key=lambda c: -c.score))
             best = candidates[0]
@@ -251,8 +292,9 @@ def reconcile(
         anchor = min(
             (c for c in all_candidates if c.kind != KIND_UNCHANGED), key=lambda c: -c.score, default=best
         )
-        differs = tuple(square_name(i) for i, (a, b) in enumerate(zip(observed, anchor.board, strict=True)) if a != b)
-        where, where_step = _where(traces, anchor, observed, hint)
+        seen = corrected_reading(observed, position.board, bias)
+        differs = tuple(square_name(i) for i, (a, b) in enumerate(zip(seen, anchor.board, strict=True)) if a != b)
+        where, where_step = _where(traces, anchor, seen, hint)
         return replace(common, differs=differs, where=where, where_step=where_step, closest=closest)
     if margin < config.ambiguous_margin_nats:
         close = [c for c in candidates if best.score - c.score < config.ambiguous_margin_nats]
@@ -277,7 +319,7 @@ def reconcile(
 def _depth1_candidates(
     position: Position,
     traces: tuple[MoveTrace, ...],
-    ll: Sequence[Sequence[float]],
+    score: Scorer,
     config: ReconcileConfig,
 ) -> tuple[Candidate, ...]:
     """One candidate per distinct board: unchanged, every successor, every sowing state."""
@@ -285,10 +327,10 @@ def _depth1_candidates(
     for trace in traces:
         if not trace.outcome.never_ending:
             finals.setdefault(trace.outcome.position.board, []).append(trace)
-    out = [Candidate(KIND_UNCHANGED, position.board, score_board(ll, position.board))]
+    out = [Candidate(KIND_UNCHANGED, position.board, score(position.board))]
     for board, group in finals.items():
         out.append(Candidate(
-            KIND_SUCCESSOR, board, score_board(ll, board),
+            KIND_SUCCESSOR, board, score(board),
             moves=tuple(str(t.move) for t in group),
             plies=((group[0].move, group[0].outcome),),
         ))
@@ -304,7 +346,7 @@ def _depth1_candidates(
                 partial.setdefault(state.board, []).append(_progress(trace, step))
         for board, progress in partial.items():
             out.append(Candidate(
-                KIND_IN_PROGRESS, board, score_board(ll, board) - config.in_progress_prior_nats,
+                KIND_IN_PROGRESS, board, score(board) - config.in_progress_prior_nats,
                 moves=tuple(dict.fromkeys(p.move for p in progress)),
                 progress=tuple(progress), prior_nats=config.in_progress_prior_nats,
             ))
@@ -339,7 +381,7 @@ def _hinted(candidates: tuple[Candidate, ...], hint: Sequence[tuple[str, int]]) 
 
 
 def _depth2_candidates(
-    traces: tuple[MoveTrace, ...], ll: Sequence[Sequence[float]], cache: TraceCache, rules: RuleSet,
+    traces: tuple[MoveTrace, ...], score: Scorer, cache: TraceCache, rules: RuleSet,
     config: ReconcileConfig,
 ) -> tuple[Candidate, ...]:
     """Boards two plies away (a reading was missed), one candidate per distinct board.
@@ -354,7 +396,7 @@ def _depth2_candidates(
             progress: tuple[Progress, ...] = ()) -> None:
         known = boards.get(board)
         if known is None:
-            boards[board] = Candidate(kind, board, score_board(ll, board) - cost, (pair,), progress, plies, cost)
+            boards[board] = Candidate(kind, board, score(board) - cost, (pair,), progress, plies, cost)
         elif pair not in known.moves and known.kind == kind:
             boards[board] = Candidate(kind, board, known.score, (*known.moves, pair), (*known.progress, *progress),
                                       known.plies, known.prior_nats)

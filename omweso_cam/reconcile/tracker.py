@@ -1,7 +1,11 @@
 """The Tracker: follows a match from a stream of observations (vision -> **Tracker** -> store/events).
 
 It holds the confirmed position and commits a move only when a stable reading has
-agreed for ``confirm_frames`` frames. It raises an alarm for an illegal sowing and then
+agreed for ``confirm_frames`` frames. Seeds do not move by themselves: while no frame
+since the position was confirmed showed motion or a hand, a reading that differs from
+it in a few pits by a seed or two is a misread, not a sowing. The tracker then learns
+those pits' persistent misreads (a ``misreads`` event) and expects them for as long
+as a hypothesis leaves the pit's seeds in place (``scoring.board_scorer``). It raises an alarm for an illegal sowing and then
 keeps the last legal position until the board is restored (or a legal successor
 appears, or the referee decides). It also reads the set-up, detects the first move,
 ends games, keeps the match score with the rules engine's ``Match`` and times moves.
@@ -17,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from omweso_cam.observation import HAND, MOVING, Observation
+from omweso_cam.observation import HAND, MOVING, UNREADABLE, Observation
 from omweso_cam.reconcile.scoring import (
     ACCEPTED,
     AMBIGUOUS,
@@ -74,6 +78,10 @@ class TrackerConfig:
     # Misfit (nats) above which a changed board after a read set-up is a new arrangement
     # rather than the first move: lenient, as the set-up itself was read without the rules' help.
     first_move_min_excess_nats: float = 15.0
+    # A reading of an untouched board is taken as misread (not as an illegal change) in
+    # at most this many pits, each off by at most this many seeds; more is an alarm.
+    misread_max_pits: int = 4
+    misread_max_shift: int = 2
 
     def __post_init__(self) -> None:
         if self.confirm_frames < 1:
@@ -199,6 +207,10 @@ class Tracker:
         self._move_started = False
         self.late_start = False
         self.overtime = False
+        # Persistent misreads of the confirmed position (reading - count per pit), and
+        # whether anything (motion, a hand, a lost view) happened since it was confirmed.
+        self._bias: tuple[int, ...] | None = None
+        self._disturbed = True
         if initial is not None:
             self._start_playing(initial)
 
@@ -226,6 +238,8 @@ class Tracker:
         events: list[TrackerEvent] = []
         self._check_clocks(observation, events)
         if not observation.is_stable:
+            if observation.status != UNREADABLE:  # a corrupt frame moves no seeds
+                self._disturbed = True
             self._streak.clear()
             self._pending, self._pending_count = None, 0
             return events
@@ -351,6 +365,7 @@ class Tracker:
         self._setup_candidate = None
         self._corrections.clear()
         self._acted_on = ("position", initial.board)
+        self._bias, self._disturbed = None, False
         self._restart_clock(self.time_s)
 
     # ------------------------------------------------------------------ playing
@@ -358,17 +373,45 @@ class Tracker:
     def _hint(self) -> list[tuple[str, int]]:
         return [(p.move, p.step) for p in self.in_progress]
 
-    def _update_playing(self, observation: Observation, events: list[TrackerEvent]) -> None:
+    def _reconcile(self, observation: Observation) -> Reconciliation:
         assert self.position is not None
         hint = tuple(self._hint())
-        memo_key = (self.position, hint, observation.log_likelihoods)
+        memo_key = (self.position, hint, self._bias, observation.log_likelihoods)
         if self._memo is not None and self._memo[0] == memo_key:
             # A still board read again gives the same answer: skip the search.
-            result = replace(self._memo[1], frame_index=observation.frame_index)
-        else:
-            result = reconcile(self.position, observation, self.rules, config=self.config.reconcile,
-                               cache=self.cache, hint=hint or None)
-            self._memo = (memo_key, result)
+            return replace(self._memo[1], frame_index=observation.frame_index)
+        result = reconcile(self.position, observation, self.rules, config=self.config.reconcile,
+                           cache=self.cache, hint=hint or None, bias=self._bias)
+        self._memo = (memo_key, result)
+        return result
+
+    def _learn_misreads(self, observed: Sequence[int] | None, events: list[TrackerEvent]) -> bool:
+        """Take ``observed`` as a reading of the untouched position; whether the misreads changed.
+
+        Refused (False, nothing learnt) when it differs in more pits, or by more seeds,
+        than a misread does (``misread_max_pits``, ``misread_max_shift``).
+        """
+        assert self.position is not None
+        if observed is None:
+            return False
+        shifts = tuple(o - p for o, p in zip(observed, self.position.board, strict=True))
+        off = [i for i, r in enumerate(shifts) if r]
+        if len(off) > self.config.misread_max_pits or any(abs(shifts[i]) > self.config.misread_max_shift for i in off):
+            return False
+        bias = shifts if off else None
+        if bias == self._bias:
+            return False
+        self._bias = bias
+        events.append(self._event("misreads", pits={
+            square_name(i): {"reads": observed[i], "count": self.position.board[i]} for i in off}))
+        return True
+
+    def _update_playing(self, observation: Observation, events: list[TrackerEvent]) -> None:
+        assert self.position is not None
+        result = self._reconcile(observation)
+        if (self.phase == PLAYING and not self._disturbed and result.status in (ILLEGAL, UNCHANGED)
+                and self._learn_misreads(result.observed, events)):
+            result = self._reconcile(observation)
         self.last_reconciliation = result
         self.observed = result.observed
         board = result.best.board if result.best is not None else result.observed
@@ -417,6 +460,8 @@ class Tracker:
                 break
         self.in_progress = ()
         self._restart_clock(self._pending_since_s)
+        if self.phase == PLAYING:
+            self._learn_misreads(result.observed, events)
 
     def _append_ply(self, move: str, after: Position, *, frame: int, time_s: float, laps: tuple[Lap, ...] = (),
                     alternatives: Sequence[str] = (), result: GameResult | None = None) -> PlyRecord:
@@ -428,6 +473,7 @@ class Tracker:
         self.plies.append(ply)
         self.position = after
         self._acted_on = ("position", after.board)
+        self._bias, self._disturbed = None, False
         return ply
 
     def _ply_event(self, ply: PlyRecord, **extra: Any) -> TrackerEvent:
