@@ -29,14 +29,15 @@ def _plies(text: str) -> list[int]:
 def register(subparsers: Any) -> None:
     render = subparsers.add_parser("render", help="render synthetic board images with ground truth")
     sub = render.add_subparsers(dest="render_command", metavar="WHAT", required=True)
-    styles = ("default", "unseen")
+    from omweso_cam.vision.synth.scene import STYLES as styles
 
     stills = sub.add_parser("stills", help="random stills (JPEG + JSON truth per image)")
     stills.add_argument("--out", type=Path, required=True, help="output folder")
     stills.add_argument("--count", type=int, default=20, help="number of images (default 20)")
     stills.add_argument("--seed", type=int, default=0)
     stills.add_argument("--style", choices=styles, default="default",
-                        help="'unseen': held-out seed colours, woods, tables and light")
+                        help="'unseen': held-out seed colours, woods, tables and light; "
+                        "'randomised': default scenes in random colours (training)")
     stills.add_argument("--size", type=_size, default=None, help="image size WxH (default: varied, up to 1280x720)")
     stills.set_defaults(func=_stills)
 

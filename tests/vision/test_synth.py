@@ -62,6 +62,22 @@ def test_scene_random_is_deterministic_and_wide() -> None:
     assert unseen.isdisjoint({s.seed_palette for s in scenes})
 
 
+def test_randomised_style_draws_seed_and_wood_colours_from_everywhere_but_keeps_default_scenes() -> None:
+    scenes = [Scene.random(np.random.default_rng(i), style="randomised") for i in range(40)]
+    assert all(s.seed_palette == "custom" and 1 <= len(s.seed_rgbs) <= 3 for s in scenes)
+    hues = {int(np.argmax(rgb)) for s in scenes for rgb in s.seed_rgbs}
+    assert hues == {0, 1, 2}, "seeds of red-, green- and blue-dominant colours"
+    assert len({s.wood_rgb for s in scenes}) == 40
+    default_tables = {Scene.random(np.random.default_rng(i)).background for i in range(200)}
+    assert {s.background for s in scenes} <= default_tables  # held-out tables stay held out
+    with pytest.raises(ValueError, match="seed_rgbs"):
+        Scene(seed_palette="custom")
+    with pytest.raises(ValueError, match="seed_rgbs"):
+        Scene(seed_rgbs=((1, 2, 3),))
+    image, truth = render_board(MID_GAME, scene=scenes[0].with_(image_size_px=SMALL), rng=np.random.default_rng(0))
+    assert image.shape == (SMALL[1], SMALL[0], 3) and truth.counts == MID_GAME
+
+
 def test_truth_counts_match_the_position() -> None:
     _image, truth = render_board(MID_GAME, scene=_scene(4), rng=np.random.default_rng(0))
     assert truth.counts == MID_GAME

@@ -1,9 +1,12 @@
 """Scene parameters of a synthetic board photo: board, seeds, camera, light, table, hand.
 
 A `Scene` is plain data (frozen, JSON-friendly) drawn at random by `Scene.random`;
-the renderer turns it plus a position into an image. Two styles exist: ``default``
-(what the corpus and the vision tuning use) and ``unseen`` (seed colours, woods,
-light and tables the reader was never tuned on, for held-out benchmarks).
+the renderer turns it plus a position into an image. Three styles exist: ``default``
+(what the corpus and the vision tuning use), ``unseen`` (seed colours, woods,
+light and tables the reader was never tuned on, for held-out benchmarks) and
+``randomised`` (domain randomisation for training the seed counter: the default scenes
+with seed, wood and light colours drawn from the whole colour space, so the network
+cannot lean on the default palettes; its boards, pits and tables stay the default ones).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import numpy as np
 RGB = tuple[int, int, int]
 
 #: Scene styles `Scene.random` knows.
-STYLES = ("default", "unseen")
+STYLES = ("default", "unseen", "randomised")
 
 # Colour palettes are RGB (converted to BGR only when drawing).
 _WOODS_DEFAULT: tuple[RGB, ...] = (
@@ -96,7 +99,8 @@ class Scene:
     pit_tint: float = 0.85  # albedo factor inside the pits (worn, dirty)
     board_gloss: float = 0.1
     # seeds
-    seed_palette: str = "empiki_dark"
+    seed_palette: str = "empiki_dark"  # a named palette, or "custom" for ``seed_rgbs``
+    seed_rgbs: tuple[RGB, ...] = ()  # the seed colours of the "custom" palette
     seed_length_mm: float = 16.0
     seed_aspect: float = 1.15  # length / width
     seed_gloss: float = 0.6
@@ -154,8 +158,10 @@ class Scene:
             raise ValueError("pits overlap: pit_pitch_x_mm must exceed the pit width")
         if self.pit_pitch_y_mm <= self.pit_diameter_mm:
             raise ValueError("pits overlap: pit_pitch_y_mm must exceed the pit diameter")
-        if self.seed_palette not in {**_SEEDS_DEFAULT, **_SEEDS_UNSEEN, "mixed": ()}:
+        if self.seed_palette not in {**_SEEDS_DEFAULT, **_SEEDS_UNSEEN, "mixed": (), "custom": ()}:
             raise ValueError(f"unknown seed_palette {self.seed_palette!r}")
+        if (self.seed_palette == "custom") != bool(self.seed_rgbs):
+            raise ValueError('seed_rgbs must be given exactly when seed_palette is "custom"')
         if self.background not in BACKGROUNDS:
             raise ValueError(f"unknown background {self.background!r}; expected one of {BACKGROUNDS}")
         if self.hand_from not in HAND_SIDES:
@@ -279,8 +285,32 @@ class Scene:
             hand_scale=float(u(0.85, 1.2)),
             hand_motion_blur_px=float(u(2.0, 14.0)) if rng.random() < 0.5 else 0.0,
         )
+        if style == "randomised":
+            fields.update(_randomised_colours(rng))
         fields.update(overrides)
         return cls(**fields)
+
+
+def _randomised_colours(rng: np.random.Generator) -> dict[str, Any]:
+    """Wood, seed and light colours of a ``randomised`` scene: anywhere in colour space.
+
+    Seeds get one to three colours; a seed colour almost identical to the wood is drawn
+    again (up to a few times), as no set of seeds is invisible on its board.
+    """
+    u = rng.uniform
+    wood = _hsv_rgb(u(0.0, 6.0), u(0.0, 0.7), u(0.15, 0.95))
+    seeds: list[RGB] = []
+    for _ in range(int(rng.integers(1, 4))):
+        for _attempt in range(6):
+            colour = _hsv_rgb(u(0.0, 6.0), u(0.0, 0.85), u(0.1, 0.95))
+            if float(np.linalg.norm(np.subtract(colour, wood))) > 30.0:
+                break
+        seeds.append(colour)
+    light = (1.0, 1.0, 1.0)
+    if rng.random() < 0.6:
+        tint = u(0.5, 1.0, 3)
+        light = tuple(float(c) for c in tint / tint.max())  # type: ignore[assignment]
+    return {"wood_rgb": wood, "seed_palette": "custom", "seed_rgbs": tuple(seeds), "light_rgb": light}
 
 
 def seed_colours(palette: str) -> tuple[RGB, ...]:
@@ -305,6 +335,11 @@ def _random_rgb(rng: np.random.Generator) -> RGB:
     hue = rng.uniform(0.0, 6.0)
     sat = rng.uniform(0.05, 0.65)
     val = rng.uniform(0.2, 0.9)
+    return _hsv_rgb(hue, sat, val)
+
+
+def _hsv_rgb(hue: float, sat: float, val: float) -> RGB:
+    """RGB (0..255) of hue (0..6, in sectors of 60 degrees), saturation and value (0..1)."""
     sector, frac = int(hue), hue - int(hue)
     p, q, t = val * (1 - sat), val * (1 - sat * frac), val * (1 - sat * (1 - frac))
     rgb = [(val, t, p), (q, val, p), (p, val, t), (p, q, val), (t, p, val), (val, p, q)][sector % 6]

@@ -50,7 +50,7 @@ def new_seed(scene: Scene, rng: np.random.Generator) -> Seed:
     b = a / (scene.seed_aspect * rng.uniform(0.92, 1.08))
     b = min(a, b)
     c = b * rng.uniform(0.78, 0.95)
-    colours = seed_colours(scene.seed_palette)
+    colours = scene.seed_rgbs or seed_colours(scene.seed_palette)
     base = np.asarray(colours[int(rng.integers(len(colours)))], dtype=float)
     base = np.clip(base * rng.uniform(0.88, 1.12) + rng.normal(0.0, 4.0, 3), 0, 255)
     r, g, bl = (float(v) for v in base / 255.0)
