@@ -443,7 +443,7 @@ class LiveSession:
                     self.match_id, number=data["number"], rules=tracker.rules.name,
                     options=tracker.rules.overrides(),
                 )
-            elif kind in ("correction", "late_start", "overtime", "misreads"):
+            elif kind in ("correction", "late_start", "overtime", "misreads", "mismatch"):
                 self._store_event(kind, data, frame=event.frame)
 
     def _publish_state(self) -> None:

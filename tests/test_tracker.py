@@ -129,11 +129,11 @@ def test_illegal_sowing_alarm_keeps_the_last_legal_position_until_restored() -> 
     wrong[square_index("e2")] -= 1
     wrong[square_index("e3")] += 1  # a seed sown into North's pit
     tracker = Tracker(SEED, initial=START)
-    events = run(tracker, [observe(wrong, frame_index=i) for i in range(4)])
+    events = run(tracker, sown(wrong, 0))
     alarms = [e for e in events if e.kind == "alarm"]
     assert len(alarms) == 1 and tracker.phase == ILLEGAL_PHASE
     alarm = alarms[0].data
-    assert alarm["frame"] == 0 and "e3" in alarm["differs"] and alarm["closest"][0]["move"] == "d1"
+    assert alarm["frame"] == 1 and "e3" in alarm["differs"] and alarm["closest"][0]["move"] == "d1"
     assert alarm["closest"][0]["distance"] == 1.0
     assert tracker.position == START
     # the players put the board back: the alarm clears by itself
@@ -181,15 +181,24 @@ def test_a_misread_of_an_untouched_board_is_learnt_not_an_alarm() -> None:
     assert [e.kind for e in run(touched, sown(seen_start, 0))] == ["alarm"]
 
 
-def test_an_untouched_board_unlike_the_confirmed_one_is_still_an_alarm() -> None:
-    # Too many pits off to be misreads (a wrong set-up was confirmed): an alarm at once.
+def test_an_untouched_board_unlike_the_confirmed_one_is_a_mismatch_until_a_hand_comes() -> None:
+    # Too many pits off to be misreads (a wrong set-up was confirmed): reported once, no
+    # alarm, as nothing has touched the board ...
     tracker = Tracker(SEED, initial=START)
     wrong = _misread(START.board, a1=5, b1=3, c1=5, d1=3, e1=5, f1=3)
-    assert [e.kind for e in run(tracker, [observe(wrong, frame_index=i) for i in range(3)])] == ["alarm"]
-    # ... and so is one pit off by more than a misread.
-    other = Tracker(SEED, initial=START)
-    assert [e.kind for e in run(other, [observe(_misread(START.board, a1=8), frame_index=i)
-                                        for i in range(3)])] == ["alarm"]
+    events = run(tracker, [observe(wrong, frame_index=i) for i in range(4)])
+    assert [e.kind for e in events] == ["mismatch"] and tracker.phase == PLAYING
+    assert events[0].data["differs"] == ["a1", "b1", "c1", "d1", "e1", "f1"]
+    # ... but once a hand has been over it, the board is judged: no legal move gives it.
+    assert [e.kind for e in run(tracker, sown(wrong, 4))] == ["alarm"]
+
+
+def test_one_pit_off_a_legal_board_is_a_misread_not_an_illegal_sowing() -> None:
+    # A seed cannot appear from nowhere: a1 read as 8 beside an otherwise perfect d1 is a misread.
+    after = apply_move(START, "d1", SEED).position
+    tracker = Tracker(SEED, initial=START)
+    events = run(tracker, sown(_misread(after.board, a1=8), 0))
+    assert plies(events) == ["d1"] and not [e for e in events if e.kind == "alarm"]
 
 
 def test_seeds_put_into_a_misread_pit_are_still_an_illegal_sowing() -> None:

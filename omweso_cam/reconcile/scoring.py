@@ -65,6 +65,10 @@ class ReconcileConfig:
     The "unconstrained reading" holds at most 64 seeds (a reading of more is brought back
     to 64 the most likely way); ``total_search_window`` bounds how far from its most
     likely count each pit is searched for that.
+    ``illegal_min_pits``: an illegal sowing moves seeds, so its board differs from every
+    legal board in at least two pits (where a seed went and where it should have gone); a
+    reading off the best legal board in one pit only is a misread of that pit, however
+    confident (a stable board does not gain or lose a seed by itself).
     ``ambiguous_margin_nats``: the best hypothesis must beat the best *different board*
     by this much to be accepted.
     ``in_progress_prior_nats``: prior cost of a part-way board: a stable board is far more
@@ -75,6 +79,7 @@ class ReconcileConfig:
     """
 
     illegal_min_excess_nats: float = 4.5
+    illegal_min_pits: int = 2
     total_search_window: int = 8
     ambiguous_margin_nats: float = 1.5
     in_progress_prior_nats: float = 2.0
@@ -287,12 +292,13 @@ def reconcile(
         ILLEGAL, observation.frame_index, observed, candidates=candidates[:8], margin_nats=margin,
         excess_nats=excess,
     )
-    if excess > config.illegal_min_excess_nats:
+    seen = corrected_reading(observed, position.board, bias)
+    misfit_pits = sum(a != b for a, b in zip(seen, best.board, strict=True))
+    if excess > config.illegal_min_excess_nats and misfit_pits >= config.illegal_min_pits:
         closest = tuple(c for c in all_candidates if c.kind == KIND_SUCCESSOR)[: config.closest_count]
         anchor = min(
             (c for c in all_candidates if c.kind != KIND_UNCHANGED), key=lambda c: -c.score, default=best
         )
-        seen = corrected_reading(observed, position.board, bias)
         differs = tuple(square_name(i) for i, (a, b) in enumerate(zip(seen, anchor.board, strict=True)) if a != b)
         where, where_step = _where(traces, anchor, seen, hint)
         return replace(common, differs=differs, where=where, where_step=where_step, closest=closest)

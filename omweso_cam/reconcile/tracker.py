@@ -3,9 +3,12 @@
 It holds the confirmed position and commits a move only when a stable reading has
 agreed for ``confirm_frames`` frames. Seeds do not move by themselves: while no frame
 since the position was confirmed showed motion or a hand, a reading that differs from
-it in a few pits by a seed or two is a misread, not a sowing. The tracker then learns
-those pits' persistent misreads (a ``misreads`` event) and expects them for as long
-as a hypothesis leaves the pit's seeds in place (``scoring.board_scorer``). It raises an alarm for an illegal sowing and then
+it is a misread, never a sowing (legal or not). When it differs in a few pits by a seed
+or two, the tracker learns those pits' persistent misreads (a ``misreads`` event) and
+expects them for as long as a hypothesis leaves the pit's seeds in place
+(``scoring.board_scorer``); a bigger difference is reported once (``mismatch``: a
+wrongly confirmed position, or a camera that cannot read this board) and judged again
+after the next hand. It raises an alarm for an illegal sowing and then
 keeps the last legal position until the board is restored (or a legal successor
 appears, or the referee decides). It also reads the set-up, detects the first move,
 ends games, keeps the match score with the rules engine's ``Match`` and times moves.
@@ -32,6 +35,7 @@ from omweso_cam.reconcile.scoring import (
     ReconcileConfig,
     Reconciliation,
     TraceCache,
+    corrected_reading,
     fit_setup,
     reconcile,
     score_board,
@@ -78,8 +82,8 @@ class TrackerConfig:
     # Misfit (nats) above which a changed board after a read set-up is a new arrangement
     # rather than the first move: lenient, as the set-up itself was read without the rules' help.
     first_move_min_excess_nats: float = 15.0
-    # A reading of an untouched board is taken as misread (not as an illegal change) in
-    # at most this many pits, each off by at most this many seeds; more is an alarm.
+    # Misreads of an untouched board are learnt in at most this many pits, each off by at
+    # most this many seeds; a bigger difference is a ``mismatch`` (nothing learnt).
     misread_max_pits: int = 4
     misread_max_shift: int = 2
 
@@ -211,6 +215,7 @@ class Tracker:
         # whether anything (motion, a hand, a lost view) happened since it was confirmed.
         self._bias: tuple[int, ...] | None = None
         self._disturbed = True
+        self._mismatch: tuple[int, ...] | None = None  # the last board reported as a mismatch
         if initial is not None:
             self._start_playing(initial)
 
@@ -365,7 +370,7 @@ class Tracker:
         self._setup_candidate = None
         self._corrections.clear()
         self._acted_on = ("position", initial.board)
-        self._bias, self._disturbed = None, False
+        self._bias, self._disturbed, self._mismatch = None, False, None
         self._restart_clock(self.time_s)
 
     # ------------------------------------------------------------------ playing
@@ -409,9 +414,20 @@ class Tracker:
     def _update_playing(self, observation: Observation, events: list[TrackerEvent]) -> None:
         assert self.position is not None
         result = self._reconcile(observation)
-        if (self.phase == PLAYING and not self._disturbed and result.status in (ILLEGAL, UNCHANGED)
-                and self._learn_misreads(result.observed, events)):
-            result = self._reconcile(observation)
+        if self.phase == PLAYING and not self._disturbed:
+            # Nothing touched the board since the position was confirmed: whatever the
+            # reading says, the position stands.
+            if self._learn_misreads(result.observed, events):
+                result = self._reconcile(observation)
+            self.last_reconciliation = result
+            self.observed = result.observed
+            assert result.observed is not None
+            seen = corrected_reading(result.observed, self.position.board, self._bias)
+            if seen != self.position.board and result.observed != self._mismatch:
+                self._mismatch = result.observed
+                events.append(self._event("mismatch", observed=board_rows(result.observed), differs=[
+                    square_name(i) for i, (a, b) in enumerate(zip(seen, self.position.board, strict=True)) if a != b]))
+            return
         self.last_reconciliation = result
         self.observed = result.observed
         board = result.best.board if result.best is not None else result.observed
@@ -473,7 +489,7 @@ class Tracker:
         self.plies.append(ply)
         self.position = after
         self._acted_on = ("position", after.board)
-        self._bias, self._disturbed = None, False
+        self._bias, self._disturbed, self._mismatch = None, False, None
         return ply
 
     def _ply_event(self, ply: PlyRecord, **extra: Any) -> TrackerEvent:
