@@ -5,8 +5,10 @@
     /tmp/train/bin/python benchmarks/train_counter.py --train /tmp/counter/train.npz \
         --val /tmp/counter/val.npz --unseen /tmp/counter/unseen.npz --out calibration/
 
-Data comes from ``benchmarks/counter_data.py`` (rendered boards, default style;
-``--unseen`` is the held-out style, only reported, never used to choose anything).
+Data comes from ``benchmarks/counter_data.py`` (rendered boards in the default style
+and the ``randomised`` style, which draws seed, wood and light colours from the whole
+colour space; ``--unseen`` is the held-out style, only reported, never used to choose
+anything).
 PyTorch is needed only here, never by omweso-cam itself: the trunk is exported to
 ONNX (``seed_counter.onnx``, run by OpenCV's dnn module) and the last layer (a
 softmax over counts 0..64 from the trunk's embedding) into the seed model JSON
@@ -119,7 +121,8 @@ def evaluate(probs: np.ndarray, counts: np.ndarray) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--train", type=Path, nargs="+", required=True)
-    parser.add_argument("--val", type=Path, required=True)
+    parser.add_argument("--val", type=Path, nargs="+", required=True,
+                        help="validation sets (reported one by one; together they choose temperature and outlier share)")
     parser.add_argument("--unseen", type=Path)
     parser.add_argument("--epochs", type=int, default=14)
     parser.add_argument("--width", type=int, default=16)
@@ -141,10 +144,12 @@ def main(argv: list[str] | None = None) -> int:
     parts = [np.load(path) for path in args.train]
     x_raw = np.concatenate([part["crops"] for part in parts])
     y = np.concatenate([part["counts"] for part in parts]).astype(np.int64)
-    val = np.load(args.val)
-    xv = network_input(canonical(val["crops"], size), config=config)
-    yv = val["counts"].astype(np.int64)
-    sets = {"val": (xv, yv)}
+    vals = {path.stem: np.load(path) for path in args.val}
+    sets = {name: (network_input(canonical(v["crops"], size), config=config), v["counts"].astype(np.int64))
+            for name, v in vals.items()}
+    val_crops = canonical(np.concatenate([v["crops"] for v in vals.values()]), size)
+    xv = network_input(val_crops, config=config)
+    yv = np.concatenate([v["counts"] for v in vals.values()]).astype(np.int64)
     if args.unseen:
         un = np.load(args.unseen)
         sets["unseen"] = (network_input(canonical(un["crops"], size), config=config), un["counts"].astype(np.int64))
@@ -186,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
               + " | ".join(f"{n}: " + ", ".join(f"{k} {v:.3f}" for k, v in r.items()) for n, r in report.items()),
               flush=True)
 
-    # Temperature of the softmax, chosen on the default-style validation set only.
+    # Temperature of the softmax, chosen on the validation sets (never the unseen style).
     model.eval()
     with torch.no_grad():
         emb = torch.cat([trunk(torch.from_numpy(xv[i : i + 512])) for i in range(0, len(xv), 512)]).numpy()
@@ -222,7 +227,6 @@ def main(argv: list[str] | None = None) -> int:
     # chosen on the validation set like the temperature, never below 1%. Evaluated through
     # the reader's own code with the trunk just written (by absolute path).
     best_share, best_nll = 0.01, math.inf
-    val_crops = canonical(val["crops"], size)
     for share in (0.01, 0.02, 0.05, 0.1):
         ll = count_crops(val_crops, model=SeedModel(head_with(str(onnx_path.resolve())), outlier_share=share),
                          config=config).log_likelihoods
@@ -230,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         if nll < best_nll:
             best_share, best_nll = share, nll
     model = SeedModel(head_with(onnx_path.name), outlier_share=best_share,
-                      source="rendered (default style), seed network", examples=len(y))
+                      source=f"rendered ({', '.join(p.stem for p in args.train)}), seed network", examples=len(y))
     save_seed_model(model, str(args.out / "seed_model_default.json"))
     print(f"temperature {best_t:.2f}, outlier share {best_share} (val nll {best_nll:.3f}); "
           f"OpenCV dnn vs torch max diff {drift:.2e}; wrote {onnx_path} and seed_model_default.json")
