@@ -97,7 +97,8 @@ class FrameProcessor:
     """The vision half of the loop: one frame -> (Observation, Reading | None)."""
 
     def __init__(self, reader: BoardReader, stability: StabilityMonitor, *, max_reads_per_stable_run: int = 3,
-                 lock_board: bool = False, lock_reads: int = 3, lock_tolerance: float = 0.01) -> None:
+                 lock_board: bool = False, lock_reads: int = 3, lock_tolerance: float = 0.01,
+                 jump_tolerance: float = 0.08) -> None:
         self.reader = reader
         self.stability = stability
         self.max_reads = max_reads_per_stable_run
@@ -109,6 +110,30 @@ class FrameProcessor:
         self._last_observation: Observation | None = None
         self._located: list[np.ndarray] = []
         self.last_reading: Reading | None = None
+        # A board found far (``jump_tolerance`` of the frame diagonal) from where the last
+        # read found it counts only once a second read agrees: boards are rarely moved, and
+        # one wild localisation would otherwise feed 32 confident misreads to the tracker.
+        self.jump_tolerance = jump_tolerance
+        self._anchor: np.ndarray | None = None
+        self._jump: np.ndarray | None = None
+
+    def _jumped(self, reading: Reading, size: tuple[int, int]) -> bool:
+        """Whether ``reading`` found the board somewhere new that no second read has confirmed yet."""
+        import numpy as np
+
+        if reading.status != "ok" or reading.corners_px is None or self.jump_tolerance <= 0:
+            return False
+        corners = np.asarray(reading.corners_px, dtype=np.float64)
+        limit = self.jump_tolerance * float(np.hypot(*size))
+
+        def far(other: np.ndarray | None) -> bool:
+            return other is not None and float(np.linalg.norm(corners - other, axis=1).max()) > limit
+
+        if far(self._anchor) and (self._jump is None or far(self._jump)):
+            self._jump = corners
+            return True
+        self._anchor, self._jump = corners, None
+        return False
 
     def _maybe_lock(self, reading: Reading, size: tuple[int, int]) -> None:
         """Per-session calibration: once ``lock_reads`` reads in a row find the board at the same
@@ -148,8 +173,11 @@ class FrameProcessor:
             return replace(last, frame_index=frame.index, timestamp_s=frame.timestamp_s), None
         reading = self.reader.read(frame.image, frame_index=frame.index, timestamp_s=frame.timestamp_s)
         self.last_reading = reading
+        h, w = frame.image.shape[:2]
+        if self._jumped(reading, (w, h)):
+            return Observation(frame.index, frame.timestamp_s, MOVING,
+                               detail="board found far from the last read; waiting for a second read to agree"), reading
         if reading.corners_px is not None and reading.status == "ok":
-            h, w = frame.image.shape[:2]
             self.stability.set_region(reading.corners_px, (w, h))
             self._maybe_lock(reading, (w, h))
         self._reads_this_run += 1
