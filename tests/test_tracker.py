@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from omweso_cam.observation import HAND, Observation
+from omweso_cam.observation import HAND, MOVING, Observation
 from omweso_cam.reconcile.simulate import (
     NoiseModel,
     ScriptFrame,
@@ -179,6 +179,14 @@ def test_a_misread_of_an_untouched_board_is_learnt_not_an_alarm() -> None:
     # The same readings right after a hand are a changed board: an alarm.
     touched = Tracker(SEED, initial=START)
     assert [e.kind for e in run(touched, sown(seen_start, 0))] == ["alarm"]
+    # A camera's first frames are "moving" until its stability check has seen enough of
+    # them: that warm-up is no disturbance, but motion after a still frame is.
+    warming = Tracker(SEED, initial=START)
+    first = [Observation(0, 0.0, MOVING)] + [observe(seen_start, frame_index=i) for i in (1, 2, 3)]
+    assert [e.kind for e in run(warming, first)] == ["misreads"]
+    moved = Tracker(SEED, initial=START)
+    later = [observe(START.board, frame_index=0), Observation(1, 0.1, MOVING)]
+    assert [e.kind for e in run(moved, later + [observe(seen_start, frame_index=i) for i in (2, 3, 4)])] == ["alarm"]
 
 
 def test_an_untouched_board_unlike_the_confirmed_one_is_a_mismatch_until_a_hand_comes() -> None:

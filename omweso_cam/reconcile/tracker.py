@@ -215,6 +215,7 @@ class Tracker:
         # whether anything (motion, a hand, a lost view) happened since it was confirmed.
         self._bias: tuple[int, ...] | None = None
         self._disturbed = True
+        self._seen_still = False
         self._mismatch: tuple[int, ...] | None = None  # the last board reported as a mismatch
         if initial is not None:
             self._start_playing(initial)
@@ -243,11 +244,14 @@ class Tracker:
         events: list[TrackerEvent] = []
         self._check_clocks(observation, events)
         if not observation.is_stable:
-            if observation.status != UNREADABLE:  # a corrupt frame moves no seeds
+            # A corrupt frame moves no seeds, nor does the stability check's warm-up (it says
+            # "moving" until it has seen a few frames, before the tracker's first still frame).
+            if observation.status != UNREADABLE and (observation.status != MOVING or self._seen_still):
                 self._disturbed = True
             self._streak.clear()
             self._pending, self._pending_count = None, 0
             return events
+        self._seen_still = True
         self._streak.append(observation)
         self._judge(self._merged(), events)
         return events
