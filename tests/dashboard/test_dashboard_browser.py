@@ -116,6 +116,14 @@ def test_live_page_shows_the_board_and_follows_a_move(page: Any, live_server: st
     assert "Bongo (N) to move" in str(page.text_content("#turn"))
     assert page.locator("#last-move table.laps tbody tr").count() == 2
 
+    # The camera reads d4 as 3 while the position says 4: the pit is marked, with the reading.
+    observed = session.state()["board"]
+    observed[0][3] -= 1
+    session.update(observed=observed)
+    page.wait_for_selector('#board g.pit.misread[data-square="d4"]')
+    assert page.locator("#board g.pit.misread").count() == 1
+    assert "camera reads 3" in str(page.text_content('#board g.pit[data-square="d4"] title'))
+
     session.set_progress()
     page.wait_for_selector("#in-progress:not([hidden])")
     assert "sowing e2" in str(page.text_content("#in-progress"))

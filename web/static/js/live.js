@@ -1,7 +1,7 @@
 // Live page: camera stream, board, alarm with the referee's answers, move in progress, moves, score.
 import {
   action, adoptToken, checkRole, describeProgress, describeResult, drawBoard, followState,
-  progressMarks, setText, sideName,
+  progressMarks, setText, sideName, squareName,
 } from "./omweso.js";
 
 let current = null;
@@ -68,11 +68,25 @@ function renderScore(state) {
     : "";
 }
 
+/** Pits the camera reads differently from the position, while the board is still: a few misread pits
+ * (a whole move's worth of differences means the board is changing, and is not marked). */
+function misreadNotes(state) {
+  if (!state.board || !state.observed || state.in_progress || state.alarm) return {};
+  const notes = {};
+  state.board.forEach((row, r) => row.forEach((count, c) => {
+    const seen = state.observed[r] && state.observed[r][c];
+    if (seen != null && seen !== count) notes[squareName(r, c)] = `camera reads ${seen}`;
+  }));
+  return Object.keys(notes).length <= 4 ? notes : {};
+}
+
 function renderBoard(state) {
   const marks = progressMarks(state.in_progress);
+  const notes = misreadNotes(state);
+  for (const square of Object.keys(notes)) marks[square] = ((marks[square] || "") + " misread").trim();
   // Before the set-up is confirmed there is no position: show what the camera reads instead.
   const reading = state.board ? null : (state.setup && state.setup.observed) || state.observed;
-  drawBoard(document.getElementById("board"), state.board || reading, { marks, toMove: state.side_to_move });
+  drawBoard(document.getElementById("board"), state.board || reading, { marks, notes, toMove: state.side_to_move });
   const turn = state.side_to_move ? `${sideName(state, state.side_to_move)} (${state.side_to_move}) to move` : "";
   setText("turn", reading ? `camera reading, not confirmed · ${turn}` : turn);
   const panel = document.getElementById("in-progress");

@@ -140,8 +140,9 @@ function el(name, attrs = {}, text) {
 
 /**
  * Draw a board (4 ranks 4..1 of 8 counts) as SVG into container.
- * opts: marks {square: class} (e.g. "differs", "current", "next", "origin", "landing"),
- *       toMove "S"|"N", labels (file/rank letters, default true), compact.
+ * opts: marks {square: class} (e.g. "differs", "current", "next", "origin", "landing", "misread"),
+ *       notes {square: text} (added to the pit's tooltip), toMove "S"|"N",
+ *       labels (file/rank letters, default true), compact.
  */
 export function drawBoard(container, rows, opts = {}) {
   const marks = opts.marks || {};
@@ -172,7 +173,8 @@ export function drawBoard(container, rows, opts = {}) {
       const cx = pad + c * cell + cell / 2;
       const cy = y0 + cell / 2;
       const group = el("g", { class: "pit " + (marks[square] || ""), "data-square": square });
-      group.appendChild(el("title", {}, `${square}: ${count ?? "?"}`));
+      const note = opts.notes && opts.notes[square] ? ` (${opts.notes[square]})` : "";
+      group.appendChild(el("title", {}, `${square}: ${count ?? "?"}${note}`));
       group.appendChild(el("circle", { cx, cy, r: cell * 0.4, class: "pit-hole" }));
       const shown = Math.min(count || 0, 12);
       for (let i = 0; i < shown; i++) {
