@@ -26,7 +26,6 @@ from omweso_cam.reconcile.tracker import (
     ILLEGAL_PHASE,
     MATCH_OVER,
     PLAYING,
-    REFEREE_MOVE,
     SETUP,
     RefereeError,
     Tracker,
@@ -47,6 +46,7 @@ from omweso_cam.rules import (
     apply_move,
     board_notation,
 )
+from omweso_cam.rules.record import REFEREE_MOVE
 from omweso_cam.store import MatchRepository
 
 if TYPE_CHECKING:

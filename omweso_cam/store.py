@@ -463,9 +463,6 @@ class MatchRepository:
 
 # ---------------------------------------------------------------------- record checking
 
-#: Move text of a ply where the referee accepted a board no legal move explains.
-REFEREE_MOVE = "*"
-
 
 def check_record(record: object) -> dict[str, Any]:
     """Replay a JSON game record with the rules engine (``GameRecord.from_json``).
@@ -475,6 +472,7 @@ def check_record(record: object) -> dict[str, Any]:
     ``events``, ``format``) are allowed.
     """
     from omweso_cam.rules import GameRecord, RecordError
+    from omweso_cam.rules.record import REFEREE_MOVE
 
     if not isinstance(record, dict):
         raise StoreError("a game record must be a JSON object")
@@ -512,6 +510,7 @@ def _checked(game: Any, frames: list[Any]) -> dict[str, Any]:
 def _record_to_text(record: dict[str, Any]) -> str:
     """Text form of a record via the rules engine's ``GameRecord`` (RULES.md section 2)."""
     from omweso_cam.rules import GameRecord, Move, Position, RecordError, RuleSet
+    from omweso_cam.rules.record import REFEREE_MOVE
 
     if record["initial"] is None:
         raise StoreError("this game has no confirmed set-up position yet; nothing to export")

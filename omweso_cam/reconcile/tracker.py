@@ -52,6 +52,7 @@ from omweso_cam.rules import (
     square_name,
 )
 from omweso_cam.rules.match import MODES, Match, setup_problems
+from omweso_cam.rules.record import REFEREE_MOVE
 
 #: Tracker phases (the dashboard's ``phase``).
 SETUP = "setup"
@@ -59,9 +60,6 @@ PLAYING = "playing"
 ILLEGAL_PHASE = "illegal"
 GAME_OVER = "game_over"
 MATCH_OVER = "match_over"
-
-#: The move text recorded when the referee accepts a board no legal move explains.
-REFEREE_MOVE = "*"
 
 
 class RefereeError(ValueError):

@@ -36,6 +36,9 @@ RESERVED_TAGS = ("Rules", "Options", "Setup", "Result")
 _TAG_RE = re.compile(r'\[([A-Za-z][A-Za-z0-9_]*)\s+"((?:[^"\\]|\\.)*)"\]')
 _PLY_RE = re.compile(r"(\d+)\.\s+(\S+)\s+\{([^}]*)\}")
 NEVER_ENDING_TEXT = "never_ending"
+#: Move text of a ply where the referee accepted a board no legal move explains (such a
+#: game has no text record; its JSON keeps the board after the ply).
+REFEREE_MOVE = "*"
 
 
 class RecordError(ValueError):
