@@ -6,7 +6,7 @@ Two front ends share it:
   (the `omweso-cam track` command);
 * :class:`LiveSession` - live: a background thread reads the source while the
   dashboard reads :meth:`LiveSession.state`, the event bus and the JPEG frames, and
-  the referee acts through its methods (contract: ``notes/session_api.md``).
+  the referee acts through its methods (contract: ``docs/live_session.md``).
 """
 
 from __future__ import annotations
@@ -507,7 +507,7 @@ class LiveSession:
     # ------------------------------------------------------------------ snapshots
 
     def state(self) -> dict[str, Any]:
-        """JSON-able snapshot of everything the dashboard shows (schema: ``notes/session_api.md``)."""
+        """JSON-able snapshot of everything the dashboard shows (schema: ``docs/live_session.md``)."""
         with self._lock:
             tracker = self.tracker
             phase = "no_match" if tracker is None else tracker.phase
