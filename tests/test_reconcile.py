@@ -225,3 +225,37 @@ def test_trace_cache_is_keyed_by_the_rule_set_without_recomputing_it(monkeypatch
     assert cache.traces(position, SEED.with_options(reverse_scope="none")) is not first
     assert (cache.hits, cache.misses) == (2, 2)
     assert calls == 0
+
+
+def test_one_confidently_misread_pit_beside_a_legal_board_is_accepted_two_are_illegal() -> None:
+    start = Position.standard()
+    after = apply_move(start, "d1", SEED).position
+    one = list(after.board)
+    one[square_index("e3")] = 3  # three seeds from nowhere in an empty pit: a misread
+    result = reconcile(start, observe(one), SEED)
+    assert result.status == ACCEPTED and result.best is not None and result.best.move == "d1"
+    # The rule is what accepts it: asking for a single pit makes it an alarm.
+    strict = reconcile(start, observe(one), SEED, config=ReconcileConfig(illegal_min_pits=1))
+    assert strict.status == ILLEGAL
+    moved = list(after.board)
+    moved[square_index("a4")] -= 2
+    moved[square_index("e3")] += 2  # two seeds moved: a second pit differs
+    assert reconcile(start, observe(moved), SEED).status == ILLEGAL
+
+
+def test_a_known_misread_is_expected_only_where_a_hypothesis_leaves_the_pit_alone() -> None:
+    from omweso_cam.reconcile.scoring import board_scorer, score_board
+
+    start = Position.standard()
+    seen = list(start.board)
+    seen[square_index("e3")] = 1  # e3 (0 seeds) reads 1, persistently
+    ll = observe(seen).log_likelihoods
+    assert ll is not None
+    bias = [0] * 32
+    bias[square_index("e3")] = 1
+    score = board_scorer(ll, start.board, bias)
+    assert score(start.board) == pytest.approx(score_board(ll, seen))  # e3 scored at its misread
+    changed = list(start.board)
+    changed[square_index("e3")] = 2
+    assert score(changed) == pytest.approx(score_board(ll, changed))  # a changed pit: face value
+    assert reconcile(start, observe(seen), SEED, bias=bias).status == UNCHANGED
