@@ -197,8 +197,10 @@ def test_an_untouched_board_unlike_the_confirmed_one_is_a_mismatch_until_a_hand_
     events = run(tracker, [observe(wrong, frame_index=i) for i in range(4)])
     assert [e.kind for e in events] == ["mismatch"] and tracker.phase == PLAYING
     assert events[0].data["differs"] == ["a1", "b1", "c1", "d1", "e1", "f1"]
+    flicker = _misread(tuple(wrong), a1=6)  # the same pits, one read a little differently
+    assert run(tracker, [observe(flicker, frame_index=i) for i in (4, 5)]) == []
     # ... but once a hand has been over it, the board is judged: no legal move gives it.
-    assert [e.kind for e in run(tracker, sown(wrong, 4))] == ["alarm"]
+    assert [e.kind for e in run(tracker, sown(wrong, 6))] == ["alarm"]
 
 
 def test_one_pit_off_a_legal_board_is_a_misread_not_an_illegal_sowing() -> None:

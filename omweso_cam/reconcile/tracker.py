@@ -214,7 +214,7 @@ class Tracker:
         self._bias: tuple[int, ...] | None = None
         self._disturbed = True
         self._seen_still = False
-        self._mismatch: tuple[int, ...] | None = None  # the last board reported as a mismatch
+        self._mismatch: tuple[str, ...] | None = None  # the pits last reported in a mismatch
         if initial is not None:
             self._start_playing(initial)
 
@@ -425,10 +425,11 @@ class Tracker:
             self.observed = result.observed
             assert result.observed is not None
             seen = corrected_reading(result.observed, self.position.board, self._bias)
-            if seen != self.position.board and result.observed != self._mismatch:
-                self._mismatch = result.observed
-                events.append(self._event("mismatch", observed=board_rows(result.observed), differs=[
-                    square_name(i) for i, (a, b) in enumerate(zip(seen, self.position.board, strict=True)) if a != b]))
+            differs = tuple(square_name(i) for i, (a, b) in enumerate(zip(seen, self.position.board, strict=True))
+                            if a != b)
+            if differs and differs != self._mismatch:  # once per set of disagreeing pits, not per flicker
+                self._mismatch = differs
+                events.append(self._event("mismatch", observed=board_rows(result.observed), differs=list(differs)))
             return
         self.last_reconciliation = result
         self.observed = result.observed
