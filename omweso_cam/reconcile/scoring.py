@@ -12,7 +12,8 @@ hypothesis the rules allow is scored by its log-likelihood under the reading:
   single move explains the board).
 
 A reading not explained by any of them (the unconstrained best reading fits much
-better than the best legal board) is an ``illegal_sowing``. Because every hypothesis is
+better than the best legal board, and differs from it in at least two pits) is an
+``illegal_sowing``. Because every hypothesis is
 a full board that holds 64 seeds (or 64 minus the hand), the 64-seed invariant is part of
 the scoring: a reading of 61 seeds cannot be a completed move.
 """
