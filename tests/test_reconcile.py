@@ -259,3 +259,14 @@ def test_a_known_misread_is_expected_only_where_a_hypothesis_leaves_the_pit_alon
     changed[square_index("e3")] = 2
     assert score(changed) == pytest.approx(score_board(ll, changed))  # a changed pit: face value
     assert reconcile(start, observe(seen), SEED, bias=bias).status == UNCHANGED
+
+
+def test_seeds_dropped_into_a_wrong_pit_mid_move_are_still_illegal() -> None:
+    # Part-way through a1, two more seeds lie in a pit the sowing never reaches: only one
+    # pit differs from that part-way board, but the seeds came from the hand, not from nowhere.
+    states = sowing_states(THREE_LAPS, "a1", SEED)
+    step = next(i for i, s in enumerate(states) if s.in_hand >= 3)
+    wrong = list(states[step].board)
+    wrong[square_index("h3")] += 2
+    result = reconcile(THREE_LAPS, observe(wrong), SEED)
+    assert result.status == ILLEGAL

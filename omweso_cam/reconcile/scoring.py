@@ -12,8 +12,8 @@ hypothesis the rules allow is scored by its log-likelihood under the reading:
   single move explains the board).
 
 A reading not explained by any of them (the unconstrained best reading fits much
-better than the best legal board, and differs from it in at least two pits) is an
-``illegal_sowing``. Because every hypothesis is
+better than the best legal board, and differs from a complete one in at least two pits)
+is an ``illegal_sowing``. Because every hypothesis is
 a full board that holds 64 seeds (or 64 minus the hand), the 64-seed invariant is part of
 the scoring: a reading of 61 seeds cannot be a completed move.
 """
@@ -67,9 +67,10 @@ class ReconcileConfig:
     to 64 the most likely way); ``total_search_window`` bounds how far from its most
     likely count each pit is searched for that.
     ``illegal_min_pits``: an illegal sowing moves seeds, so its board differs from every
-    legal board in at least two pits (where a seed went and where it should have gone); a
-    reading off the best legal board in one pit only is a misread of that pit, however
-    confident (a stable board does not gain or lose a seed by itself).
+    complete legal board in at least two pits (where a seed went and where it should have
+    gone); a reading off the best legal board in one pit only is a misread of that pit,
+    however confident (a stable board does not gain or lose a seed by itself). Not for a
+    part-way best board: the seeds in the hand may have gone into any one wrong pit.
     ``ambiguous_margin_nats``: the best hypothesis must beat the best *different board*
     by this much to be accepted.
     ``in_progress_prior_nats``: prior cost of a part-way board: a stable board is far more
@@ -295,7 +296,8 @@ def reconcile(
     )
     seen = corrected_reading(observed, position.board, bias)
     misfit_pits = sum(a != b for a, b in zip(seen, best.board, strict=True))
-    if excess > config.illegal_min_excess_nats and misfit_pits >= config.illegal_min_pits:
+    complete = best.kind in (KIND_UNCHANGED, KIND_SUCCESSOR, KIND_DEPTH2)
+    if excess > config.illegal_min_excess_nats and (misfit_pits >= config.illegal_min_pits or not complete):
         closest = tuple(c for c in all_candidates if c.kind == KIND_SUCCESSOR)[: config.closest_count]
         anchor = min(
             (c for c in all_candidates if c.kind != KIND_UNCHANGED), key=lambda c: -c.score, default=best
