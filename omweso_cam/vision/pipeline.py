@@ -294,21 +294,25 @@ class BoardReader:
     def _foreign_gap_fraction(self, rectified: np.ndarray, grid: PitGrid) -> float:
         """Share of the between-pit gaps whose colour is far from the board surface (a hand, an arm)."""
         c = grid.centers_px.reshape(4, 8, 2)
-        # Gap points: the middle of every 2x2 block of pit centres, and of each pair along a row.
-        gaps = [((c[r, k] + c[r + 1, k + 1]) / 2) for r in range(3) for k in range(7)]
-        gaps += [((c[r, k] + c[r, k + 1]) / 2) for r in range(4) for k in range(7)]
-        # Half resolution is plenty for "is this patch still wood?".
+        # Gap points: the middle of every 2x2 block of pit centres, and of each pair along a row
+        # (in the half-resolution image: plenty for "is this patch still wood?").
+        gaps = np.concatenate([((c[:3, :7] + c[1:, 1:]) / 4).reshape(-1, 2), ((c[:, :7] + c[:, 1:]) / 4).reshape(-1, 2)])
         small = cv2.resize(rectified, (rectified.shape[1] // 2, rectified.shape[0] // 2), interpolation=cv2.INTER_AREA)
         diff = surface_difference(small)
-        gaps = [g / 2 for g in gaps]
         h, w = diff.shape
         half = max(1, int(0.06 * grid.radius_px))
-        values = []
-        for x, y in gaps:
-            xi, yi = round(x), round(y)
-            patch = diff[max(0, yi - half) : min(h, yi + half + 1), max(0, xi - half) : min(w, xi + half + 1)]
-            values.append(float(np.median(patch)) if patch.size else 0.0)
-        return float(np.mean(np.array(values) > self.config.gap_foreign_distance))
+        centre = np.round(gaps).astype(int)  # (x, y) per gap
+        if (centre >= half).all() and (centre[:, 0] < w - half).all() and (centre[:, 1] < h - half).all():
+            # Every patch lies inside the image (the usual case): all medians at once.
+            offsets = np.arange(-half, half + 1)
+            ys = centre[:, 1, None, None] + offsets[None, :, None]
+            xs = centre[:, 0, None, None] + offsets[None, None, :]
+            values = np.median(diff[ys, xs].reshape(len(centre), -1), axis=1)
+        else:
+            patches = [diff[max(0, yi - half) : min(h, yi + half + 1), max(0, xi - half) : min(w, xi + half + 1)]
+                       for xi, yi in centre]
+            values = np.array([float(np.median(p)) if p.size else 0.0 for p in patches])
+        return float(np.mean(values > self.config.gap_foreign_distance))
 
 
 # --------------------------------------------------------------------------- files
