@@ -235,6 +235,11 @@ def board_scorer(
     return score
 
 
+def differing_squares(a: Sequence[int], b: Sequence[int]) -> tuple[str, ...]:
+    """Squares (image order) where two 32-pit boards hold different counts."""
+    return tuple(square_name(i) for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y)
+
+
 def corrected_reading(observed: Sequence[int], position: Sequence[int], bias: Sequence[int] | None) -> tuple[int, ...]:
     """The reading with each persistently misread pit (``bias``) that still reads as before put back to its count."""
     if not bias:
@@ -295,14 +300,14 @@ def reconcile(
         excess_nats=excess,
     )
     seen = corrected_reading(observed, position.board, bias)
-    misfit_pits = sum(a != b for a, b in zip(seen, best.board, strict=True))
+    misfit_pits = len(differing_squares(seen, best.board))
     complete = best.kind in (KIND_UNCHANGED, KIND_SUCCESSOR, KIND_DEPTH2)
     if excess > config.illegal_min_excess_nats and (misfit_pits >= config.illegal_min_pits or not complete):
         closest = tuple(c for c in all_candidates if c.kind == KIND_SUCCESSOR)[: config.closest_count]
         anchor = min(
             (c for c in all_candidates if c.kind != KIND_UNCHANGED), key=lambda c: -c.score, default=best
         )
-        differs = tuple(square_name(i) for i, (a, b) in enumerate(zip(seen, anchor.board, strict=True)) if a != b)
+        differs = differing_squares(seen, anchor.board)
         where, where_step = _where(traces, anchor, seen, hint)
         return replace(common, differs=differs, where=where, where_step=where_step, closest=closest)
     if margin < config.ambiguous_margin_nats:
@@ -460,7 +465,7 @@ def _where(
     if hinted:
         after = min(hinted)  # the furthest point the earlier readings surely reached
     reference = trace.states[until].board
-    differing = {square_name(i) for i, (a, b) in enumerate(zip(observed, reference, strict=True)) if a != b}
+    differing = set(differing_squares(observed, reference))
     # A pit's final count in the move is set by the last step that touches it.
     last_touch: dict[str, int] = {}
     for step, state in enumerate(trace.states):

@@ -36,6 +36,7 @@ from omweso_cam.reconcile.scoring import (
     Reconciliation,
     TraceCache,
     corrected_reading,
+    differing_squares,
     fit_setup,
     reconcile,
     score_board,
@@ -371,8 +372,7 @@ class Tracker:
         self.setup = None
         self._setup_candidate = None
         self._corrections.clear()
-        self._acted_on = ("position", initial.board)
-        self._bias, self._disturbed, self._mismatch = None, False, None
+        self._confirmed(initial)
         self._restart_clock(self.time_s)
 
     # ------------------------------------------------------------------ playing
@@ -416,23 +416,21 @@ class Tracker:
     def _update_playing(self, observation: Observation, events: list[TrackerEvent]) -> None:
         assert self.position is not None
         result = self._reconcile(observation)
-        if self.phase == PLAYING and not self._disturbed:
+        untouched = self.phase == PLAYING and not self._disturbed
+        if untouched and self._learn_misreads(result.observed, events):
+            result = self._reconcile(observation)
+        self.last_reconciliation = result
+        self.observed = result.observed
+        if untouched:
             # Nothing touched the board since the position was confirmed: whatever the
             # reading says, the position stands.
-            if self._learn_misreads(result.observed, events):
-                result = self._reconcile(observation)
-            self.last_reconciliation = result
-            self.observed = result.observed
             assert result.observed is not None
-            seen = corrected_reading(result.observed, self.position.board, self._bias)
-            differs = tuple(square_name(i) for i, (a, b) in enumerate(zip(seen, self.position.board, strict=True))
-                            if a != b)
+            differs = differing_squares(corrected_reading(result.observed, self.position.board, self._bias),
+                                        self.position.board)
             if differs and differs != self._mismatch:  # once per set of disagreeing pits, not per flicker
                 self._mismatch = differs
                 events.append(self._event("mismatch", observed=board_rows(result.observed), differs=list(differs)))
             return
-        self.last_reconciliation = result
-        self.observed = result.observed
         board = result.best.board if result.best is not None else result.observed
         key: tuple[object, ...] = (result.status, board, self.position.board)
         if not self._agreed(key):
@@ -491,9 +489,13 @@ class Tracker:
                         tuple(alternatives), result)
         self.plies.append(ply)
         self.position = after
-        self._acted_on = ("position", after.board)
-        self._bias, self._disturbed, self._mismatch = None, False, None
+        self._confirmed(after)
         return ply
+
+    def _confirmed(self, position: Position) -> None:
+        """``position`` is now the confirmed one: nothing has touched it or been misread yet."""
+        self._acted_on = ("position", position.board)
+        self._bias, self._disturbed, self._mismatch = None, False, None
 
     def _ply_event(self, ply: PlyRecord, **extra: Any) -> TrackerEvent:
         return self._event("ply", n=ply.n, move=ply.move, side=ply.side.value, after=ply.after.notation(),
