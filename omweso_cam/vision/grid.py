@@ -210,10 +210,21 @@ def lattice_score(image_bgr: np.ndarray, corners_px: np.ndarray, *, config: Grid
 # --------------------------------------------------------------------------- fit
 
 
-def fit_grid(rectified_bgr: np.ndarray, *, config: GridConfig = GridConfig()) -> PitGrid:
-    """Fit the 32 pit centres and the pit radius on a rectified board image."""
+def _check_board_image(rectified_bgr: np.ndarray) -> None:
     if rectified_bgr.ndim != 3 or rectified_bgr.shape[2] != 3 or rectified_bgr.dtype != np.uint8:
         raise GridError(f"expected an (H, W, 3) uint8 image, got {rectified_bgr.shape} {rectified_bgr.dtype}")
+
+
+def _measure_rims(rectified_bgr: np.ndarray, diff: np.ndarray, centres_px: np.ndarray, pitch: float,
+                  config: GridConfig) -> tuple[np.ndarray, float]:
+    """Each pit's rim near its given centre (the circle of strongest edges), and the pits' radius."""
+    gray = cv2.cvtColor(rectified_bgr, cv2.COLOR_BGR2GRAY)
+    return _fit_rims(_edge_strength(gray, diff), centres_px, pitch, config)
+
+
+def fit_grid(rectified_bgr: np.ndarray, *, config: GridConfig = GridConfig()) -> PitGrid:
+    """Fit the 32 pit centres and the pit radius on a rectified board image."""
+    _check_board_image(rectified_bgr)
     h, w = rectified_bgr.shape[:2]
     diff = surface_difference(rectified_bgr)
     # Coarse: margins on a small copy.
@@ -225,9 +236,7 @@ def fit_grid(rectified_bgr: np.ndarray, *, config: GridConfig = GridConfig()) ->
     pitch = min(w * (1 - 2 * mx) / COLS, h * (1 - 2 * my) / ROWS)
 
     # Fine: each pit's rim is a circle of strong edges; find the circle near the nominal centre.
-    gray = cv2.cvtColor(rectified_bgr, cv2.COLOR_BGR2GRAY)
-    edges = _edge_strength(gray, diff)
-    measured, pit_radius = _fit_rims(edges, nominal, pitch, config)
+    measured, pit_radius = _measure_rims(rectified_bgr, diff, nominal, pitch, config)
 
     ideal = _lattice(1.0, 1.0, 0.0, 0.0).astype(np.float32)
     matrix, _ = cv2.findHomography(ideal, measured.astype(np.float32), cv2.RANSAC,
@@ -245,19 +254,17 @@ def refine_grid(rectified_bgr: np.ndarray, grid: PitGrid, *, config: GridConfig 
 
     The lattice a grid comes from is one homography; a wide-angle lens bends the board
     and carving is never perfect, so each pit is measured on its own (the circle of
-    strongest edges at the grid's radius) and kept where it stays near the lattice.
+    strongest edges near its centre, radii searched from the grid's pitch) and kept where
+    it stays near the lattice.
     """
-    if rectified_bgr.ndim != 3 or rectified_bgr.shape[2] != 3 or rectified_bgr.dtype != np.uint8:
-        raise GridError(f"expected an (H, W, 3) uint8 image, got {rectified_bgr.shape} {rectified_bgr.dtype}")
+    _check_board_image(rectified_bgr)
     h, w = rectified_bgr.shape[:2]
     if (w, h) != tuple(grid.size_px):
         grid = grid.scaled((w, h))
     c = grid.centers_px.reshape(ROWS, COLS, 2)
     pitch = float(min(np.median(np.linalg.norm(np.diff(c, axis=1), axis=2)),
                       np.median(np.linalg.norm(np.diff(c, axis=0), axis=2))))
-    gray = cv2.cvtColor(rectified_bgr, cv2.COLOR_BGR2GRAY)
-    edges = _edge_strength(gray, surface_difference(rectified_bgr))
-    measured, radius = _fit_rims(edges, grid.centers_px, pitch, config)
+    measured, radius = _measure_rims(rectified_bgr, surface_difference(rectified_bgr), grid.centers_px, pitch, config)
     return PitGrid(_trust_rims(grid.centers_px, measured, pitch, config), radius, (w, h), grid.score)
 
 

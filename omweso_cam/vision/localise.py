@@ -487,6 +487,10 @@ def _circles(gray: np.ndarray, config: LocaliseConfig, *, small_pits: bool = Fal
     return np.hstack([c, (len(c) - np.arange(len(c)))[:, None].astype(np.float64)])
 
 
+#: The 32 pit centres in lattice coordinates (col, row), image order.
+_LATTICE = np.array([(c, r) for r in range(4) for c in range(8)], np.float64)
+
+
 def _lattice_from_blobs(blobs: np.ndarray, judge: Callable[[np.ndarray], float] | None = None,
                         ) -> tuple[np.ndarray, bool] | None:
     """Homography lattice (col, row) -> image of the 4x8 pits among blobs, and whether columns run along u.
@@ -572,7 +576,7 @@ def _lattice_from_blobs(blobs: np.ndarray, judge: Callable[[np.ndarray], float] 
         return None
     h = best[1][0] if judge is None or len(best[1]) == 1 else min(best[1], key=judge)
     # Polish: snap every one of the 32 predicted pits to its nearest circle, refit on all of them.
-    lattice = np.array([(c, r) for r in range(4) for c in range(8)], np.float64)
+    lattice = _LATTICE
     for _ in range(2):
         predicted = cv2.perspectiveTransform(lattice.reshape(-1, 1, 2), h).reshape(-1, 2)
         pitch = float(np.median(np.linalg.norm(np.diff(predicted.reshape(4, 8, 2), axis=1), axis=2)))
@@ -989,8 +993,8 @@ def _corners_of(sides: list[_Edge], lens: _Lens) -> np.ndarray | None:
             straight = _Edge.through(lens.undistort(side.points))
             lines.append((straight.origin, straight.direction))
         else:
-            a, b = lens.undistort(np.array([side.origin, side.origin + 50.0 * side.direction]))
-            lines.append((a, (b - a) / max(float(np.linalg.norm(b - a)), 1e-12)))
+            straight = _Edge.line(*lens.undistort(np.array([side.origin, side.origin + 50.0 * side.direction])))
+            lines.append((straight.origin, straight.direction))
     corners = []
     for k in range(4):
         point = _intersect(lines[(k - 1) % 4], lines[k])
@@ -1025,25 +1029,22 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
         if found is None:
             continue
         lattice_to_image, _ = found
-        seen = _pits_seen(lattice_to_image, blobs, config)
-        if seen is None:
+        pits = _pits_seen(lattice_to_image, blobs, config)
+        if pits is None:
             continue
+        seen, centres, radius = pits
         corners = _board_outline(images, lattice_to_image, config)
         # The lattice knows which sides are long (its rows of 8 run along them).
         if _signed_area(corners) < 0:
             corners = corners[::-1].copy()  # a mirrored lattice: clockwise again, a long side still first
-        centres = cv2.perspectiveTransform(_LATTICE.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
-        radius = float(np.median(blobs[seen, 2]))
         return _south_at_bottom(corners / scale, True), centres / scale, radius / scale, len(seen)
     return None
 
 
-#: The 32 pit centres in lattice coordinates (col, row), image order.
-_LATTICE = np.array([(c, r) for r in range(4) for c in range(8)], np.float64)
-
-
-def _pits_seen(lattice_to_image: np.ndarray, blobs: np.ndarray, config: LocaliseConfig) -> np.ndarray | None:
-    """Indices of the circles on the lattice's 32 pits, or None when the lattice is not believable.
+def _pits_seen(lattice_to_image: np.ndarray, blobs: np.ndarray,
+               config: LocaliseConfig) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """(indices of the circles on the lattice's 32 pits, the 32 pit centres, the median radius of
+    those circles), or None when the lattice is not believable.
 
     A lattice walked along the wrong steps (a diagonal taken for a row, a hand's edge
     for a pit) predicts pits where no circle is, and leaves pit-sized circles inside
@@ -1064,4 +1065,4 @@ def _pits_seen(lattice_to_image: np.ndarray, blobs: np.ndarray, config: Localise
         off = np.linalg.norm(alike[:, None, :2] - centres[None], axis=2).min(axis=1) > 0.35 * pitch
         if (inside & off).sum() > config.max_stray_circles_frac * on_pit.sum():
             return None
-    return np.asarray(seen)
+    return np.asarray(seen), centres, radius

@@ -235,8 +235,8 @@ def test_a_lattice_is_believed_only_with_most_pits_seen_and_no_circles_off_it() 
     def circles(points: np.ndarray) -> np.ndarray:
         return np.hstack([points, np.full((len(points), 1), 14.0), np.arange(len(points))[:, None]])
 
-    seen = _pits_seen(lattice_to_image, circles(pits[:20]), config)
-    assert seen is not None and len(seen) == 20
+    found = _pits_seen(lattice_to_image, circles(pits[:20]), config)
+    assert found is not None and len(found[0]) == 20
     assert _pits_seen(lattice_to_image, circles(pits[:12]), config) is None  # mostly a guess
     # Pit-sized circles between the lattice's pits: the lattice is not where the pits are.
     between = pits[:24].reshape(3, 8, 2)[:, :7].reshape(-1, 2) + 20.0
