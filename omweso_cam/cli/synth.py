@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+#: Scene styles (``vision.synth.scene.STYLES``, spelt out: importing the renderer here would
+#: slow every command's start-up; a test keeps the two equal).
+STYLES = ("default", "unseen", "randomised")
 
 def _size(text: str) -> tuple[int, int]:
     try:
@@ -29,13 +32,12 @@ def _plies(text: str) -> list[int]:
 def register(subparsers: Any) -> None:
     render = subparsers.add_parser("render", help="render synthetic board images with ground truth")
     sub = render.add_subparsers(dest="render_command", metavar="WHAT", required=True)
-    from omweso_cam.vision.synth.scene import STYLES as styles
 
     stills = sub.add_parser("stills", help="random stills (JPEG + JSON truth per image)")
     stills.add_argument("--out", type=Path, required=True, help="output folder")
     stills.add_argument("--count", type=int, default=20, help="number of images (default 20)")
     stills.add_argument("--seed", type=int, default=0)
-    stills.add_argument("--style", choices=styles, default="default",
+    stills.add_argument("--style", choices=STYLES, default="default",
                         help="'unseen': held-out seed colours, woods, tables and light; "
                         "'randomised': default scenes in random colours (training)")
     stills.add_argument("--size", type=_size, default=None, help="image size WxH (default: varied, up to 1280x720)")
@@ -53,14 +55,14 @@ def register(subparsers: Any) -> None:
                      help="plies with a mid-move pause (default: random)")
     seq.add_argument("--size", type=_size, default=(960, 540), help="frame size WxH (default 960x540)")
     seq.add_argument("--fps", type=float, default=4.0)
-    seq.add_argument("--style", choices=styles, default="default")
+    seq.add_argument("--style", choices=STYLES, default="default")
     seq.add_argument("--video", type=Path, default=None, help="also write the frames as an MP4 here")
     seq.set_defaults(func=_sequence)
 
     corpus = sub.add_parser("corpus", help="regenerate the sample corpus (sample_images/)")
     corpus.add_argument("--out", type=Path, required=True)
     corpus.add_argument("--seed", type=int, default=2026)
-    corpus.add_argument("--style", choices=styles, default="default")
+    corpus.add_argument("--style", choices=STYLES, default="default")
     corpus.add_argument("--stills-only", action="store_true", help="skip the filmed games and the demo video")
     corpus.set_defaults(func=_corpus)
 

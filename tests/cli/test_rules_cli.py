@@ -102,3 +102,14 @@ def test_play_shows_a_long_lap_trace_as_head_and_tail_and_names_the_lap_limit(
     assert "lap 40:" in err and "lap 41:" not in err and "lap 200:" in err
     assert "150 laps not shown" in err
     assert "max_move_laps" in err
+
+
+def test_building_the_command_line_imports_no_opencv_or_numpy() -> None:
+    # Heavy imports belong inside the commands, so `omweso-cam rules ...` starts fast.
+    import subprocess
+    import sys
+
+    code = ("import sys; from omweso_cam.cli import build_parser; build_parser(); "
+            "print(sorted(m for m in ('cv2', 'numpy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -384,3 +384,10 @@ def test_wrong_sowings_are_never_legal_and_keep_all_seeds() -> None:
             )
             assert isinstance(move, Move)
     assert made > 20
+
+
+def test_the_render_command_offers_exactly_the_scene_styles() -> None:
+    from omweso_cam.cli.synth import STYLES as CLI_STYLES
+    from omweso_cam.vision.synth.scene import STYLES
+
+    assert CLI_STYLES == STYLES
