@@ -325,8 +325,7 @@ def render_sequence(
             }
         )
         if outcome.result is not None:
-            r = outcome.result
-            result = {"winner": None if r.winner is None else r.winner.value, "how": r.how, "points": r.points}
+            result = outcome.result.to_dict()
             break
     h, w = scene.image_size_px[1], scene.image_size_px[0]
     truth = {
