@@ -526,6 +526,7 @@ class LiveSession:
                 "side_to_move": position.side_to_move.value if position else (
                     tracker.first.value if tracker else None),
                 "observed": observed,
+                "misreads": {},
                 "setup": None,
                 "last_move": None,
                 "plies": [],
@@ -548,6 +549,7 @@ class LiveSession:
                                       "suggested": None if setup.suggested is None else board_rows(setup.suggested)}
                 else:
                     state["setup"] = {"observed": None, "valid": False, "problems": ["no stable reading yet"]}
+            state["misreads"] = tracker.misreads
             state["plies"] = [ply.as_dict() for ply in tracker.plies]
             last = tracker.last_ply
             if last is not None:

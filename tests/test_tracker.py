@@ -173,9 +173,11 @@ def test_a_misread_of_an_untouched_board_is_learnt_not_an_alarm() -> None:
     events = run(tracker, [observe(seen_start, frame_index=i) for i in range(4)])
     assert [e.kind for e in events] == ["misreads"] and tracker.phase == PLAYING
     assert events[0].data == {"pits": {"a4": {"reads": 2, "count": 4}, "c4": {"reads": 6, "count": 4}}}
+    assert tracker.misreads == {"a4": 2, "c4": 6}  # what the live page marks
     # South sows d1, which leaves a4 and c4 alone: they still read 2 and 6, and d1 is accepted.
     events = run(tracker, sown(_misread(after.board, a4=2, c4=6), 4))
     assert plies(events) == ["d1"] and not [e for e in events if e.kind == "alarm"]
+    assert tracker.misreads == {"a4": 2, "c4": 6}
     # The same readings right after a hand are a changed board: an alarm.
     touched = Tracker(SEED, initial=START)
     assert [e.kind for e in run(touched, sown(seen_start, 0))] == ["alarm"]

@@ -665,6 +665,14 @@ class Tracker:
 
     # ------------------------------------------------------------------ views
 
+    @property
+    def misreads(self) -> dict[str, int]:
+        """Pits the camera reads off the confirmed position, learnt while nothing touched the
+        board (square -> the count it reads); the position stands, the reading is wrong."""
+        if self._bias is None or self.position is None:
+            return {}
+        return {square_name(i): self.position.board[i] + r for i, r in enumerate(self._bias) if r}
+
     def in_progress_dict(self) -> dict[str, Any] | None:
         """The move in progress for the dashboard, or None."""
         if not self.in_progress:

@@ -53,6 +53,7 @@ def base_state() -> dict[str, Any]:
         "board": copy.deepcopy(STANDARD_ROWS),
         "side_to_move": "S",
         "observed": copy.deepcopy(STANDARD_ROWS),
+        "misreads": {},
         "setup": None,
         "last_move": None,
         "plies": [],

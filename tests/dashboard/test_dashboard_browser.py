@@ -116,10 +116,12 @@ def test_live_page_shows_the_board_and_follows_a_move(page: Any, live_server: st
     assert "Bongo (N) to move" in str(page.text_content("#turn"))
     assert page.locator("#last-move table.laps tbody tr").count() == 2
 
-    # The camera reads d4 as 3 while the position says 4: the pit is marked, with the reading.
+    # The tracker learnt that the camera reads d4 as 3 while the position says 4: the pit is
+    # marked, with the reading; a reading that merely differs (a hand stirring) is not.
     observed = session.state()["board"]
     observed[0][3] -= 1
-    session.update(observed=observed)
+    observed[1][0] += 1
+    session.update(observed=observed, misreads={"d4": 3})
     page.wait_for_selector('#board g.pit.misread[data-square="d4"]')
     assert page.locator("#board g.pit.misread").count() == 1
     assert "camera reads 3" in str(page.text_content('#board g.pit[data-square="d4"] title'))

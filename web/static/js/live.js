@@ -68,16 +68,13 @@ function renderScore(state) {
     : "";
 }
 
-/** Pits the camera reads differently from the position, while the board is still: a few misread pits
- * (a whole move's worth of differences means the board is changing, and is not marked). */
+/** Pits the tracker knows the camera misreads (it learnt them while nothing touched the board): the
+ * position stands, the pit is marked with what the camera reads. */
 function misreadNotes(state) {
-  if (!state.board || !state.observed || state.in_progress || state.alarm) return {};
+  if (!state.board || state.in_progress || state.alarm) return {};
   const notes = {};
-  state.board.forEach((row, r) => row.forEach((count, c) => {
-    const seen = state.observed[r] && state.observed[r][c];
-    if (seen != null && seen !== count) notes[squareName(r, c)] = `camera reads ${seen}`;
-  }));
-  return Object.keys(notes).length <= 4 ? notes : {};
+  for (const [square, reads] of Object.entries(state.misreads || {})) notes[square] = `camera reads ${reads}`;
+  return notes;
 }
 
 function renderBoard(state) {
