@@ -163,14 +163,13 @@ def cmd_read(args: argparse.Namespace) -> int:
         if reading is not None and image is not None and crops_writer is not None and reading.grid is not None \
                 and reading.counts:
             import cv2
-            import numpy as np
 
             from omweso_cam.vision.count import pit_crops_from_image
 
-            assert reading.rectified is not None
-            # Cut from the camera image, as the reader counts (the homography is of the working image).
-            board_from_original = reading.rectified.board_from_image @ np.diag([reading.scale, reading.scale, 1.0])
-            crops = pit_crops_from_image(image, board_from_original, reading.grid, config=reader.config.count)
+            board_from_input = reading.board_from_input
+            assert board_from_input is not None
+            # Cut from the camera image, as the reader counts.
+            crops = pit_crops_from_image(image, board_from_input, reading.grid, config=reader.config.count)
             for i, crop in enumerate(crops):
                 name = f"{Path(path).stem}_pit{i:02d}.png"
                 cv2.imwrite(str(Path(args.save_crops) / name), crop)

@@ -89,6 +89,13 @@ class Reading:
             return None
         return self.rectified.to_image(self.grid.centers_px) / self.scale
 
+    @property
+    def board_from_input(self) -> np.ndarray | None:
+        """Homography (3x3) from the input image's pixels to the rectified board's."""
+        if self.rectified is None:
+            return None
+        return self.rectified.board_from_image @ np.diag([self.scale, self.scale, 1.0])
+
     def board_notation(self) -> str | None:
         """The ``R4/R3/R2/R1`` board part of the position notation."""
         if self.counts is None:
