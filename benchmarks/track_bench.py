@@ -1,6 +1,6 @@
 """Tracking benchmark: moves recovered, illegal sowings flagged, robustness to noise, speed.
 
-Run: ``.venv/bin/python benchmarks/track_bench.py [--fresh 2] [--games 40] [--positions 1000]``
+Run: ``.venv/bin/python benchmarks/track_bench.py [--fresh 6] [--games 40] [--positions 1000]``
 
 Sections (each prints a table):
 
@@ -12,8 +12,9 @@ Sections (each prints a table):
    whole games through the Tracker (which averages the stable frames of a scene).
    "unique" = the true successor beats every other legal board by the ambiguity margin
    under the noisy reading; recovery among those must be 100 %.
-3. Rendered game sequences (``sample_images/sequences/*`` plus ``--fresh`` new ones with
-   seeds and a scene style the code was not tuned on): the full pipeline (stability +
+3. Rendered game sequences (``sample_images/sequences/*`` plus ``--fresh`` new ones, each
+   with new random seeds; the styles take turns: the held-out ``unseen`` style, then
+   ``default`` and ``randomised`` scenes the code has never seen): the full pipeline (stability +
    reader + tracker) and, to separate vision from tracking, the tracker fed with the
    renderer's true counts ("oracle" readings).
 4. Speed: `track` frames/s on a 1280x720 sequence on one core; cost of the sowing states
@@ -52,6 +53,9 @@ from omweso_cam.rules import Position, RuleSet, apply_move, sowing_states_all, s
 
 REPO = Path(__file__).resolve().parents[1]
 SEED_RULES = RuleSet.preset("seed")
+#: Scene styles of the fresh sequences, in turn: the held-out style first, then new random
+#: scenes of the styles the counter was trained on (new seeds: boards, light and seeds never seen).
+FRESH_STYLES = ("unseen", "default", "randomised")
 
 
 def table(title: str, header: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
@@ -313,12 +317,13 @@ def sequences(fresh: int, seed: int, skip_vision: bool) -> list[tuple[str, Path,
         out = Path(tempfile.mkdtemp(prefix="omweso-track-bench-"))
         for k in range(fresh):
             rng = np.random.default_rng(10_000 + seed * 100 + k)
-            scene = Scene.random(rng, style="unseen", image_size_px=(800, 450))
+            style = FRESH_STYLES[k % len(FRESH_STYLES)]
+            scene = Scene.random(rng, style=style, image_size_px=(800, 450))
             folder = out / f"fresh{k}"
-            print(f"rendering fresh sequence {k + 1}/{fresh} (style unseen) ...", file=sys.stderr)
+            print(f"rendering fresh sequence {k + 1}/{fresh} (style {style}) ...", file=sys.stderr)
             truth = render_sequence(folder, rules=SEED_RULES, initial=Position.standard(), scene=scene, rng=rng,
                                     plies=8, illegal_at_ply=3 + k % 3, pause_plies=[2, 5])
-            found.append((f"fresh/{k}", folder, truth))
+            found.append((f"fresh/{k} {style}", folder, truth))
     return found
 
 
@@ -328,19 +333,30 @@ def rendered(fresh: int, seed: int, skip_vision: bool) -> None:
         print("\n(no rendered sequences: sample_images/sequences is empty and --fresh 0)")
         return
     rows = []
+    totals: dict[str, list[int]] = {}  # fresh sequences, per kind of reading: moves, recovered, flagged, illegal, alarms
+
+    def tally(name: str, readings: str, result: dict[str, Any]) -> None:
+        if name.startswith("fresh/"):
+            t = totals.setdefault(readings, [0, 0, 0, 0, 0])
+            for i, key in enumerate(("moves", "recovered", "flagged_right", "illegal", "false_alarms")):
+                t[i] += result[key]
+
     for name, folder, truth in found:
         oracle = run_oracle(truth)
+        tally(name, "oracle counts", oracle)
         rows.append([name, "oracle counts", truth["frame_count"], f"{oracle['recovered']}/{oracle['moves']}",
                      oracle["extra"], f"{oracle['flagged_right']}/{oracle['illegal']}", oracle["false_alarms"],
                      oracle["on_hand"], "-"])
         if skip_vision:
             continue
         reader = run_reader_only(folder, truth)
+        tally(name, "real reader, true stability", reader)
         rows.append([name, "real reader, true stability", truth["frame_count"],
                      f"{reader['recovered']}/{reader['moves']}", reader["extra"],
                      f"{reader['flagged_right']}/{reader['illegal']}", reader["false_alarms"], reader["on_hand"], "-"])
         for start in (True, False):
             result, elapsed, frames = run_pipeline(folder, truth, start=start)
+            tally(name, "full pipeline" + (" (--start)" if start else " (set-up read)"), result)
             rows.append([name, "full pipeline" + (" (--start)" if start else " (set-up read)"), frames,
                          f"{result['recovered']}/{result['moves']}", result["extra"],
                          f"{result['flagged_right']}/{result['illegal']}", result["false_alarms"], result["on_hand"],
@@ -349,6 +365,10 @@ def rendered(fresh: int, seed: int, skip_vision: bool) -> None:
           ["sequence", "readings", "frames", "moves recovered", "moves invented", "illegal flagged in its frames",
            "false alarms", "moves on hand frames", "frames/s"],
           rows)
+    if totals:
+        table("Fresh sequences together (a game stops being followed at its first lost move)",
+              ["readings", "moves recovered", "illegal flagged", "false alarms"],
+              [[kind, f"{t[1]}/{t[0]}", f"{t[2]}/{t[3]}", t[4]] for kind, t in totals.items()])
 
 
 # ---------------------------------------------------------------------- 4. speed
@@ -416,7 +436,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", type=int, default=30, help="simulated games per setting")
     parser.add_argument("--positions", type=int, default=1000, help="positions for the noise curve and state cost")
-    parser.add_argument("--fresh", type=int, default=2, help="fresh sequences to render (unseen style)")
+    parser.add_argument("--fresh", type=int, default=6,
+                        help="fresh sequences to render (styles in turn: " + ", ".join(FRESH_STYLES) + ")")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--skip-vision", action="store_true", help="no full-pipeline runs (tracker only)")
     parser.add_argument("--skip-speed", action="store_true")
