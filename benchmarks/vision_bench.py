@@ -6,6 +6,9 @@
 Accuracy rows: sample_images/stills (held to its truth JSON); fresh renders in the
 renderer's default style with new scene seeds; fresh renders in its held-out
 ``unseen`` style (other woods, seed colours, light), never used for tuning.
+Pit size: default-style renders at 640x360, 800x450 and 1280x720, read at their true
+corners, counting accuracy by pit diameter in the image (what "Camera placement" in the
+README rests on).
 Speed: one core (OpenCV single-threaded), 1280x720 frames, median and p95.
 """
 
@@ -62,6 +65,38 @@ def _renders(n: int, style: str, seed: int) -> list[tuple[np.ndarray | None, dic
     return out
 
 
+#: Pit-diameter bins (image pixels) of the pit-size table.
+SIZE_BINS = ((0, 24), (24, 30), (30, 36), (36, 44), (44, 56), (56, 80), (80, 10_000))
+
+
+def _by_pit_size(n: int, seed: int) -> list[list[object]]:
+    """Rows (pit diameter bin, boards, 0-6 exact, 0-6 within 1) of renders read at their true corners."""
+    from omweso_cam.vision.pipeline import BoardReader
+    from omweso_cam.vision.synth import Scene, render_board
+
+    reader = BoardReader()
+    per_bin: dict[tuple[int, int], list[int]] = {b: [0, 0, 0, 0] for b in SIZE_BINS}  # boards, pits, exact, within1
+    for k in range(n):
+        rng = np.random.default_rng(seed + k)
+        size = ((640, 360), (800, 450), (1280, 720))[k % 3]
+        counts = [int(c) for c in rng.integers(0, 7, 32)]
+        image, truth = render_board(counts, scene=Scene.random(rng, image_size_px=size, hand=False), rng=rng)
+        if truth.corners_px is None or truth.pit_radius_px is None:
+            continue
+        h, w = image.shape[:2]
+        reading = reader.at_corners(np.array(truth.corners_px), (w, h), method="manual").read(image)
+        if reading.counts is None:
+            continue
+        across = 2.0 * statistics.median(truth.pit_radius_px)
+        tally = next(v for (lo, hi), v in per_bin.items() if lo <= across < hi)
+        tally[0] += 1
+        tally[1] += 32
+        tally[2] += sum(a == b for a, b in zip(reading.counts, counts, strict=True))
+        tally[3] += sum(abs(a - b) <= 1 for a, b in zip(reading.counts, counts, strict=True))
+    return [[f"{lo}-{hi}" if hi < 10_000 else f"{lo}+", t[0], f"{t[2] / t[1]:.1%}", f"{t[3] / t[1]:.1%}"]
+            for (lo, hi), t in per_bin.items() if t[0]]
+
+
 def _speed(frames: int) -> dict[str, float]:
     import cv2
 
@@ -113,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--renders", type=int, default=24, help="fresh renders per style (0: none)")
     parser.add_argument("--seed", type=int, default=900_001, help="scene seeds start here (not used in tuning)")
+    parser.add_argument("--size-renders", type=int, default=60, help="renders for the pit-size table (0: none)")
     parser.add_argument("--speed-frames", type=int, default=60)
     parser.add_argument("--json", type=Path, help="also write the numbers here")
     args = parser.parse_args(argv)
@@ -142,6 +178,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {name} | {s['corners_within_half_pct']} / {s['corners_within_1pct']} of {s['boards_found']} | "
               f"{s['pit_error_max_median']:.3f} | {s['pits_all_within_quarter_radius']}/{s['pit_error_boards']} | "
               f"{s['ms_localise_median'] + s['ms_grid_median']:.0f} |")
+    if args.size_renders:
+        rows = _by_pit_size(args.size_renders, args.seed + 50_000)
+        results["by_pit_size"] = rows
+        print("\n| pit diameter in the image (px), default style, true corners | boards | 0-6 exact | 0-6 within 1 |")
+        print("|---|---|---|---|")
+        for row in rows:
+            print("| " + " | ".join(str(v) for v in row) + " |")
     speed = _speed(args.speed_frames)
     results["speed"] = speed
     print()

@@ -12,7 +12,7 @@ from omweso_cam.vision.calibration import Calibration
 from omweso_cam.vision.count import CountConfig, count_crops, fit_seed_model, pit_crops
 from omweso_cam.vision.draw import annotate
 from omweso_cam.vision.grid import fit_grid
-from omweso_cam.vision.pipeline import BoardReader, ReaderConfig, load_image
+from omweso_cam.vision.pipeline import BoardReader, ReaderConfig, load_image, pit_diameter_px
 from omweso_cam.vision.rectify import rectify
 from tests.vision.drawn import draw_board
 
@@ -58,6 +58,19 @@ def test_read_finds_the_board_and_reports_a_stable_observation(drawn) -> None:  
     centres = reading.pit_centers_px
     assert centres is not None
     assert np.max(np.linalg.norm(centres - drawn.pit_centers_px, axis=1)) < 0.15 * diag / 8
+
+
+def test_a_board_too_small_in_the_image_is_read_with_a_warning(drawn) -> None:  # type: ignore[no-untyped-def]
+    reading = BoardReader().read(drawn.image)
+    assert reading.rectified is not None and reading.grid is not None
+    across = pit_diameter_px(reading.rectified, reading.grid)
+    # The pits are about 0.8 of their spacing across, in the camera image.
+    spacing = float(np.median(np.linalg.norm(np.diff(drawn.pit_centers_px.reshape(4, 8, 2), axis=1), axis=2)))
+    assert 0.6 * spacing < across < 0.95 * spacing
+    assert "small in the image" not in reading.detail
+    strict = BoardReader(config=ReaderConfig(min_pit_diameter_px=across + 5)).read(drawn.image)
+    assert strict.status == "ok" and strict.counts == reading.counts  # still read, with a warning
+    assert f"pits about {across:.0f} px across" in strict.detail and "move the camera closer" in strict.detail
 
 
 def test_grayscale_and_huge_frames_are_read(drawn) -> None:  # type: ignore[no-untyped-def]
