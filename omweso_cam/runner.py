@@ -321,6 +321,7 @@ class LiveSession:
         self.mode = "classical"
         self.players = ("", "")
         self.camera = NO_BOARD
+        self.camera_detail = ""  # why the camera reads as it does (a warning on a good reading)
         self.frame_index = -1
         self.time_s = 0.0
         self.observed: tuple[int, ...] | None = None
@@ -415,6 +416,8 @@ class LiveSession:
             self.frame_index, self.time_s = frame.index, frame.timestamp_s
             if self.camera != observation.status:
                 self.camera, changed = observation.status, True
+            # Published with the next change (a detail such as "40% hidden" varies every frame).
+            self.camera_detail = observation.detail
             if observation.is_stable:
                 counts = observation.counts()
                 if counts != self.observed:
@@ -516,6 +519,7 @@ class LiveSession:
             state: dict[str, Any] = {
                 "phase": phase,
                 "camera": self.camera,
+                "camera_detail": self.camera_detail,
                 "frame": self.frame_index,
                 "time_s": round(self.time_s, 3),
                 "rules": tracker.rules.name if tracker else self.default_rules,

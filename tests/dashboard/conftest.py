@@ -54,6 +54,7 @@ def base_state() -> dict[str, Any]:
         "side_to_move": "S",
         "observed": copy.deepcopy(STANDARD_ROWS),
         "misreads": {},
+        "camera_detail": "",
         "setup": None,
         "last_move": None,
         "plies": [],

@@ -125,6 +125,11 @@ def test_live_page_shows_the_board_and_follows_a_move(page: Any, live_server: st
     page.wait_for_selector('#board g.pit.misread[data-square="d4"]')
     assert page.locator("#board g.pit.misread").count() == 1
     assert "camera reads 3" in str(page.text_content('#board g.pit[data-square="d4"] title'))
+    # A warning beside a good reading (the board too small in the picture) shows under the video.
+    assert page.locator("#camera-detail").is_hidden()
+    session.update(camera_detail="board small in the image: pits about 28 px across")
+    page.wait_for_selector("#camera-detail:not([hidden])")
+    assert "pits about 28 px across" in str(page.text_content("#camera-detail"))
 
     session.set_progress()
     page.wait_for_selector("#in-progress:not([hidden])")

@@ -52,6 +52,9 @@ function renderScore(state) {
   setText("game-number", state.match ? `game ${state.match.game_number} · to ${state.match.target}` : "");
   setText("mode", `${state.mode} · ${state.rules}`);
   setText("camera", state.camera);
+  const cameraDetail = document.getElementById("camera-detail");
+  cameraDetail.textContent = state.camera_detail || "";
+  cameraDetail.hidden = !state.camera_detail;
   const notice = document.getElementById("notice");
   const hints = {
     no_match: "No match yet: the referee starts one on the Set-up page.",
