@@ -150,7 +150,9 @@ def cmd_read(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(record), flush=True)
         else:
-            extra = f"  {record['board']}" if record["board"] else f"  ({record.get('detail', '')})"
+            extra = f"  {record['board']}" if record["board"] else ""
+            if record.get("detail") or not record["board"]:
+                extra += f"  ({record.get('detail', '')})"
             print(f"{path}: {record['status']}{extra}  [{ms} ms]", flush=True)
         if reading is not None and image is not None and args.annotate:
             import cv2

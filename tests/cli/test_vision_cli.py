@@ -168,3 +168,17 @@ def test_saved_crops_count_as_the_reader_counted(images: dict[str, Path], tmp_pa
     assert main(["count-crops", "--model", str(model), "--predict", str(predict), "--json"]) == 0
     counted = [line["count"] for line in _lines(capsys)]
     assert counted == [c for row in board for c in row]
+
+
+def test_read_warns_when_the_board_is_small_in_the_picture(images: dict[str, Path], tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    image = cv2.imread(str(images["board"]))
+    small = tmp_path / "far.png"
+    cv2.imwrite(str(small), cv2.resize(image, None, fx=1 / 3, fy=1 / 3, interpolation=cv2.INTER_AREA))
+    assert main(["read", str(images["board"]), str(small)]) == 0
+    near, far = capsys.readouterr().out.splitlines()
+    assert "camera closer" not in near
+    assert ": ok  " in far and "board small in the image" in far and "move the camera closer" in far
+    main(["read", str(small), "--json"])
+    (line,) = _lines(capsys)
+    assert line["status"] == "ok" and "board small in the image" in line["detail"]
