@@ -24,9 +24,11 @@ Sections (each prints a table):
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -212,6 +214,13 @@ def robustness(positions: int, games: int, seed: int) -> None:
 # ---------------------------------------------------------------------- 3. rendered sequences
 
 
+def _scratch(prefix: str) -> Path:
+    """A temporary folder for rendered frames, removed when the benchmark exits."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
 def oracle_observations(truth: dict[str, Any]) -> list[Observation]:
     """The renderer's true counts as confident readings (sigma 0.2 seeds); hand-ish phases as hand frames."""
     out = []
@@ -314,7 +323,7 @@ def sequences(fresh: int, seed: int, skip_vision: bool) -> list[tuple[str, Path,
         from omweso_cam.vision.synth.scene import Scene
         from omweso_cam.vision.synth.sequence import render_sequence
 
-        out = Path(tempfile.mkdtemp(prefix="omweso-track-bench-"))
+        out = _scratch("omweso-track-bench-")
         for k in range(fresh):
             rng = np.random.default_rng(10_000 + seed * 100 + k)
             style = FRESH_STYLES[k % len(FRESH_STYLES)]
@@ -384,7 +393,7 @@ def speed_720p(seed: int) -> None:
     from omweso_cam.vision.synth.sequence import render_sequence
 
     cv2.setNumThreads(1)
-    folder = Path(tempfile.mkdtemp(prefix="omweso-track-720p-"))
+    folder = _scratch("omweso-track-720p-")
     rng = np.random.default_rng(seed + 7)
     print("rendering a 1280x720 sequence for the speed test ...", file=sys.stderr)
     truth = render_sequence(folder, rules=SEED_RULES, initial=Position.standard(),
