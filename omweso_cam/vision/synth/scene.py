@@ -6,8 +6,7 @@ the renderer turns it plus a position into an image. Three styles exist: ``defau
 light and tables the reader was never tuned on, for held-out benchmarks) and
 ``randomised`` (domain randomisation for training the seed counter: the default scenes
 with seed, wood and light colours drawn from the whole colour space, so the network
-cannot lean on the default palettes, and seeds of a wider range of sizes in dimmer and
-brighter light; its boards, pits and tables stay the default ones).
+cannot lean on the default palettes; its boards, pits and tables stay the default ones).
 """
 
 from __future__ import annotations
@@ -288,10 +287,6 @@ class Scene:
         )
         if style == "randomised":
             fields.update(_randomised_colours(rng))
-            # Seeds small or large for their pits, and dim rooms: real boards and rooms vary
-            # more than the default scenes (drawn after the colours, which stay as they were).
-            fields.update(seed_length_mm=float(pit_d * u(0.14, 0.36)), exposure=float(u(0.45, 1.3)),
-                          ambient=float(u(0.2, 0.65)))
         fields.update(overrides)
         return cls(**fields)
 
