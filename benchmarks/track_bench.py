@@ -351,6 +351,9 @@ def rendered(fresh: int, seed: int, skip_vision: bool) -> None:
                 t[i] += result[key]
 
     for name, folder, truth in found:
+        radius = next((f["pit_radius_px"] for f in truth["frames"] if f.get("pit_radius_px")), None)
+        if radius is not None:  # the pit size in the picture (see "Camera placement" in the README)
+            name += f" (pits {2 * statistics.median(radius if isinstance(radius, list) else [radius]):.0f} px)"
         oracle = run_oracle(truth)
         tally(name, "oracle counts", oracle)
         rows.append([name, "oracle counts", truth["frame_count"], f"{oracle['recovered']}/{oracle['moves']}",
