@@ -32,7 +32,8 @@ class Observation:
     ``log_likelihoods[i][n]`` is ``log P(image of pit i | pit i holds n seeds)``
     for ``n`` in ``0..MAX_COUNT`` (natural log, unnormalised is fine: only
     differences between counts of the same pit matter). ``None`` unless
-    ``status == STABLE``.
+    ``status == STABLE``. ``unreliable``: why the reader itself distrusts these counts
+    (e.g. pits too few pixels across), empty when it knows no reason.
     """
 
     frame_index: int
@@ -40,6 +41,7 @@ class Observation:
     status: str
     log_likelihoods: tuple[tuple[float, ...], ...] | None = None
     detail: str = ""
+    unreliable: str = ""
     meta: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:

@@ -253,6 +253,8 @@ def track_source(
                 })
             elif event.kind == "alarm_cleared":
                 events.append({"kind": "alarm_cleared", "frame": event.frame, "by": event.data["by"]})
+            elif event.kind == "unreliable":  # a board the camera could not judge (see Tracker)
+                events.append({"kind": "unreliable", "frame": event.frame, "reason": event.data["reason"]})
         if tracker.phase in (GAME_OVER, MATCH_OVER):
             break
     return {
@@ -474,7 +476,7 @@ class LiveSession:
                     self.match_id, number=data["number"], rules=tracker.rules.name,
                     options=tracker.rules.overrides(),
                 )
-            elif kind in ("correction", "late_start", "overtime", "misreads", "mismatch"):
+            elif kind in ("correction", "late_start", "overtime", "misreads", "mismatch", "unreliable"):
                 self._store_event(kind, data, frame=event.frame)
 
     def _publish_state(self) -> None:

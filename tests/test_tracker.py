@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -365,3 +366,23 @@ def test_a_move_missed_before_a_pause_is_committed_and_the_pause_is_in_progress(
     assert [e.kind for e in events] == ["ply", "in_progress"]
     assert events[0].data["move"] == "d1" and events[1].data["moves"][0] == "f4"
     assert tracker.position == first
+
+
+def test_no_alarm_on_counts_the_reader_itself_distrusts() -> None:
+    # A seed sown into the wrong pit, read from a board too small in the picture: the reader
+    # says its counts are unreliable, so the board is not judged (an event says why) ...
+    after = apply_move(START, "d1", SEED).position
+    wrong = list(after.board)
+    wrong[square_index("e2")] -= 1
+    wrong[square_index("e3")] += 1
+    reason = "board small in the image: pits about 25 px across"
+    far = [replace(o, unreliable=reason) if o.is_stable else o for o in sown(wrong, 4)]
+    tracker = Tracker(SEED, initial=START)
+    events = run(tracker, far)
+    assert [e.kind for e in events] == ["unreliable"] and events[0].data["reason"] == reason
+    assert tracker.phase == PLAYING and tracker.position == START
+    # ... a legal move read the same way is still followed, and the same wrong board read
+    # by a reader that trusts its counts is an alarm.
+    assert plies(run(Tracker(SEED, initial=START), [replace(o, unreliable=reason) if o.is_stable else o
+                                                     for o in sown(after.board, 4)])) == ["d1"]
+    assert [e.kind for e in run(Tracker(SEED, initial=START), sown(wrong, 4))] == ["alarm"]

@@ -213,6 +213,7 @@ class Tracker:
         # Persistent misreads of the confirmed position (reading - count per pit), and
         # whether anything (motion, a hand, a lost view) happened since it was confirmed.
         self._bias: tuple[int, ...] | None = None
+        self._unjudged: tuple[object, ...] | None = None  # the last board an unreliable reading could not judge
         self._disturbed = True
         self._seen_still = False
         self._mismatch: tuple[str, ...] | None = None  # the pits last reported in a mismatch
@@ -276,7 +277,9 @@ class Tracker:
                     for i in range(32)]
         for index, count in self._corrections.items():
             rows[index] = [0.0 if n == count else -1e6 for n in range(len(rows[index]))]
-        return Observation(last.frame_index, last.timestamp_s, last.status, tuple(tuple(r) for r in rows))
+        unreliable = next((f.unreliable for f in reversed(frames) if f.unreliable), "")
+        return Observation(last.frame_index, last.timestamp_s, last.status, tuple(tuple(r) for r in rows),
+                           unreliable=unreliable)
 
     def _agreed(self, key: tuple[object, ...]) -> bool:
         """Whether ``key`` has now been seen on ``confirm_frames`` stable frames in a row (first time only)."""
@@ -457,6 +460,13 @@ class Tracker:
             if self.phase == ILLEGAL_PHASE and self.alarm is not None:
                 # Already alarmed: the referee sees the latest reading, no new alarm.
                 self.alarm["observed"] = board_rows(result.observed or ())
+            elif observation.unreliable:
+                # The reader itself distrusts these counts: no alarm on their word. The position
+                # stands; the event says why the board was not judged (once per board).
+                if key != self._unjudged:
+                    self._unjudged = key
+                    events.append(self._event("unreliable", reason=observation.unreliable,
+                                              observed=board_rows(result.observed or ())))
             else:
                 self._raise_alarm(result, events)
         elif result.status == AMBIGUOUS:

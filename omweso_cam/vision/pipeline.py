@@ -244,7 +244,7 @@ class BoardReader:
             timings["total"] = round((time.perf_counter() - t0) * 1000.0, 3)
             obs_status = {OK: STABLE}.get(status, status)
             obs = Observation(frame_index, timestamp_s, obs_status, kw.pop("log_likelihoods", None),  # type: ignore[arg-type]
-                              detail=detail)
+                              detail=detail, unreliable=str(kw.pop("unreliable", "")))
             return Reading(status, obs, timings_ms=timings, detail=detail, **kw)  # type: ignore[arg-type]
 
         image, scale, problem = prepare_image(image_bgr, self.config)
@@ -274,12 +274,14 @@ class BoardReader:
                                  camera_bgr=image, board_from_image=board.board_from_image)
         t = lap("count", t)
         across = pit_diameter_px(board, grid)
+        unreliable = ""
         if across < self.config.min_pit_diameter_px:
-            detail = "; ".join(filter(None, (detail, (
-                f"board small in the image: pits about {across:.0f} px across, counts are unreliable below "
-                f"{self.config.min_pit_diameter_px:.0f} (move the camera closer or use a higher resolution)"))))
+            unreliable = (f"board small in the image: pits about {across:.0f} px across, counts are unreliable "
+                          f"below {self.config.min_pit_diameter_px:.0f} (move the camera closer or use a higher "
+                          "resolution)")
+            detail = "; ".join(filter(None, (detail, unreliable)))
         ll = tuple(tuple(row) for row in pit_counts.log_likelihoods.tolist())
-        return finish(OK, detail, log_likelihoods=ll, counts=pit_counts.counts,
+        return finish(OK, detail, log_likelihoods=ll, unreliable=unreliable, counts=pit_counts.counts,
                       confidence=round(pit_counts.confidence, 4), corners_px=corners_out, grid=grid,
                       rectified=board, pit_counts=pit_counts, scale=scale, method=location.method)
 

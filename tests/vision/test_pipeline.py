@@ -71,6 +71,7 @@ def test_a_board_too_small_in_the_image_is_read_with_a_warning(drawn) -> None:  
     strict = BoardReader(config=ReaderConfig(min_pit_diameter_px=across + 5)).read(drawn.image)
     assert strict.status == "ok" and strict.counts == reading.counts  # still read, with a warning
     assert f"pits about {across:.0f} px across" in strict.detail and "move the camera closer" in strict.detail
+    assert strict.observation.unreliable and not reading.observation.unreliable  # the tracker's cue
 
 
 def test_grayscale_and_huge_frames_are_read(drawn) -> None:  # type: ignore[no-untyped-def]
