@@ -404,6 +404,7 @@ class LiveSession:
                     self.camera = MOVING
                 elif frame.kind == "corrupt":
                     self.camera = UNREADABLE
+                self.camera_detail = frame.error or ""
                 self._store_event("source_" + frame.kind, {"detail": frame.error, "file": frame.name},
                                   frame=frame.index)
             self._publish_state()

@@ -51,10 +51,11 @@ class ReaderConfig:
     try_markers: bool = True  # when the markerless finder fails
     check_drift: bool = True  # with a calibration: verify the board has not moved
     drift_check_every_frames: int = 8  # a live stream checks every Nth frame (the board rarely moves)
-    # Pits smaller than this across (in the image the reader works on) are too few pixels to
-    # count reliably: a reading still comes back, with a warning in its detail. Measured on
-    # renders with true corners: 0-6 seeds exact in 92-100 % of pits from 36 px across, 75 % at
-    # 30-36 px, under 50 % below 24 px (README, "Camera placement").
+    # Pits smaller than this across (in the image the reader works on: frames over max_side_px
+    # are shrunk first) are too few pixels to count reliably: a reading still comes back, marked
+    # unreliable, with a warning in its detail. vision_bench's pit-size table (true corners, 0-6
+    # seeds a pit): exact counts level off from about 36 px (78-85 %) and fall fast below it
+    # (66 % at 30-36 px, 44 % under 24). README, "Camera placement".
     min_pit_diameter_px: float = 36.0
     occluded_gap_frac: float = 0.05  # share of between-pit gaps that look foreign -> "occluded" (3 of the 49)
     gap_foreign_distance: float = 28.0  # Lab distance from the surface that marks a gap foreign
