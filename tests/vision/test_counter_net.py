@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from omweso_cam.vision.count import CountConfig, SeedModel, SeedModelError, network_input
-from omweso_cam.vision.counter_net import COUNTS, CounterHead, CounterNetError, refit_head
+from omweso_cam.vision.count import (
+    CountConfig,
+    SeedModel,
+    SeedModelError,
+    default_seed_model,
+    network_input,
+)
+from omweso_cam.vision.counter_net import (
+    COUNTS,
+    CounterHead,
+    CounterNetError,
+    _Trunk,
+    embed,
+    refit_head,
+    trunk_path,
+)
 
 
 def _crops(rng: np.random.Generator, n: int = 4, size: int = 48) -> np.ndarray:
@@ -86,3 +102,24 @@ def test_shipped_model_is_a_network() -> None:
     model = default_seed_model()
     assert model.counter is not None
     assert model.counter.input_px == CountConfig().crop_px
+
+
+def test_both_engines_give_the_same_embeddings() -> None:
+    # ONNX Runtime runs the shipped network; OpenCV's dnn module is the fallback without it.
+    path = str(trunk_path(default_seed_model().counter))
+    crops = np.random.default_rng(5).integers(0, 255, (6, 48, 48, 3), dtype=np.uint8)
+    x = network_input(crops)
+    fast, fallback = _Trunk(path, "onnxruntime"), _Trunk(path, "opencv")
+    assert fast.engine == "onnxruntime" and fallback.engine == "opencv"
+    a, b = fast.run(x), fallback.run(x)
+    assert a.shape == b.shape == (6, default_seed_model().counter.embedding_size)
+    np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+
+
+def test_a_corrupt_network_file_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "seed_counter.onnx"
+    bad.write_bytes(b"not a network")
+    head = default_seed_model().counter
+    broken = CounterHead(head.weights, head.bias, trunk=str(bad))
+    with pytest.raises(CounterNetError, match="cannot load the seed counter network"):
+        embed(network_input(np.zeros((1, 48, 48, 3), np.uint8)), broken)
