@@ -381,6 +381,9 @@ def test_no_alarm_on_counts_the_reader_itself_distrusts() -> None:
     events = run(tracker, far)
     assert [e.kind for e in events] == ["unreliable"] and events[0].data["reason"] == reason
     assert tracker.phase == PLAYING and tracker.position == START
+    flicker = list(wrong)
+    flicker[square_index("a4")] += 1  # the same board read a little differently: no new event
+    assert run(tracker, [replace(o, unreliable=reason) if o.is_stable else o for o in sown(flicker, 10)]) == []
     # ... a legal move read the same way is still followed, and the same wrong board read
     # by a reader that trusts its counts is an alarm.
     assert plies(run(Tracker(SEED, initial=START), [replace(o, unreliable=reason) if o.is_stable else o

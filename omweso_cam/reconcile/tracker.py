@@ -213,7 +213,7 @@ class Tracker:
         # Persistent misreads of the confirmed position (reading - count per pit), and
         # whether anything (motion, a hand, a lost view) happened since it was confirmed.
         self._bias: tuple[int, ...] | None = None
-        self._unjudged: tuple[object, ...] | None = None  # the last board an unreliable reading could not judge
+        self._unjudged: tuple[int, ...] | None = None  # the last position an unreliable reading could not judge
         self._disturbed = True
         self._seen_still = False
         self._mismatch: tuple[str, ...] | None = None  # the pits last reported in a mismatch
@@ -462,9 +462,10 @@ class Tracker:
                 self.alarm["observed"] = board_rows(result.observed or ())
             elif observation.unreliable:
                 # The reader itself distrusts these counts: no alarm on their word. The position
-                # stands; the event says why the board was not judged (once per board).
-                if key != self._unjudged:
-                    self._unjudged = key
+                # stands; the event says why the board was not judged (once per position: the
+                # counts of a board the camera cannot read flicker from frame to frame).
+                if self.position.board != self._unjudged:
+                    self._unjudged = self.position.board
                     events.append(self._event("unreliable", reason=observation.unreliable,
                                               observed=board_rows(result.observed or ())))
             else:
