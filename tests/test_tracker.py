@@ -370,22 +370,25 @@ def test_a_move_missed_before_a_pause_is_committed_and_the_pause_is_in_progress(
 
 def test_no_alarm_on_counts_the_reader_itself_distrusts() -> None:
     # A seed sown into the wrong pit, read from a board too small in the picture: the reader
-    # says its counts are unreliable, so the board is not judged (an event says why) ...
+    # says its counts are unreliable, so they cannot call the sowing illegal. The most likely
+    # legal move is followed instead, and an event says once why nothing was judged.
     after = apply_move(START, "d1", SEED).position
     wrong = list(after.board)
     wrong[square_index("e2")] -= 1
     wrong[square_index("e3")] += 1
     reason = "board small in the image: pits about 25 px across"
-    far = [replace(o, unreliable=reason) if o.is_stable else o for o in sown(wrong, 4)]
+
+    def far(observations: list[Observation], why: str = reason) -> list[Observation]:
+        return [replace(o, unreliable=why) if o.is_stable else o for o in observations]
+
     tracker = Tracker(SEED, initial=START)
-    events = run(tracker, far)
-    assert [e.kind for e in events] == ["unreliable"] and events[0].data["reason"] == reason
-    assert tracker.phase == PLAYING and tracker.position == START
-    flicker = list(wrong)
-    flicker[square_index("a4")] += 1  # the same board read a little differently: no new event
-    assert run(tracker, [replace(o, unreliable=reason) if o.is_stable else o for o in sown(flicker, 10)]) == []
-    # ... a legal move read the same way is still followed, and the same wrong board read
-    # by a reader that trusts its counts is an alarm.
-    assert plies(run(Tracker(SEED, initial=START), [replace(o, unreliable=reason) if o.is_stable else o
-                                                     for o in sown(after.board, 4)])) == ["d1"]
+    events = run(tracker, far(sown(wrong, 4)))
+    assert [e.kind for e in events] == ["unreliable", "ply", "misreads"] and events[0].data["reason"] == reason
+    assert plies(events) == ["d1"] and tracker.phase == PLAYING
+    assert tracker.misreads == {"e2": wrong[square_index("e2")], "e3": wrong[square_index("e3")]}
+    # The next move, read as unreliably (another pit count in the reason): followed, no new event.
+    nxt = apply_move(after, "a4", SEED).position
+    events = run(tracker, far(sown(nxt.board, 20), reason.replace("25", "26")))
+    assert [e.kind for e in events] == ["ply"] and plies(events) == ["a4"]
+    # The same wrong board read by a reader that trusts its counts is an alarm.
     assert [e.kind for e in run(Tracker(SEED, initial=START), sown(wrong, 4))] == ["alarm"]

@@ -213,7 +213,7 @@ class Tracker:
         # Persistent misreads of the confirmed position (reading - count per pit), and
         # whether anything (motion, a hand, a lost view) happened since it was confirmed.
         self._bias: tuple[int, ...] | None = None
-        self._unjudged: tuple[int, ...] | None = None  # the last position an unreliable reading could not judge
+        self._unreliable = False  # whether the reader distrusted its counts on the last still frame
         self._disturbed = True
         self._seen_still = False
         self._mismatch: tuple[str, ...] | None = None  # the pits last reported in a mismatch
@@ -252,6 +252,11 @@ class Tracker:
             self._pending, self._pending_count = None, 0
             return events
         self._seen_still = True
+        if bool(observation.unreliable) != self._unreliable:
+            # The reader starts (or stops) saying it cannot count this board well: an event when it starts.
+            self._unreliable = bool(observation.unreliable)
+            if observation.unreliable:
+                events.append(self._event("unreliable", reason=observation.unreliable))
         self._streak.append(observation)
         self._judge(self._merged(), events)
         return events
@@ -386,11 +391,20 @@ class Tracker:
     def _reconcile(self, observation: Observation) -> Reconciliation:
         assert self.position is not None
         hint = tuple(self._hint())
-        memo_key = (self.position, hint, self._bias, observation.log_likelihoods)
+        unreliable = bool(observation.unreliable)
+        memo_key = (self.position, hint, self._bias, observation.log_likelihoods, unreliable)
         if self._memo is not None and self._memo[0] == memo_key:
             # A still board read again gives the same answer: skip the search.
             return replace(self._memo[1], frame_index=observation.frame_index)
-        result = reconcile(self.position, observation, self.rules, config=self.config.reconcile,
+        config = self.config.reconcile
+        if unreliable:
+            # Counts the reader itself distrusts (pits too few pixels across) cannot call a sowing
+            # illegal: no alarm on their word. The legal explanations are still ranked against
+            # each other and must still beat each other clearly, so the most likely legal move
+            # is followed (an illegal sowing is then not seen: the event "unreliable" and the
+            # camera's warning say so).
+            config = replace(config, illegal_min_excess_nats=float("inf"))
+        result = reconcile(self.position, observation, self.rules, config=config,
                            cache=self.cache, hint=hint or None, bias=self._bias)
         self._memo = (memo_key, result)
         return result
@@ -460,14 +474,6 @@ class Tracker:
             if self.phase == ILLEGAL_PHASE and self.alarm is not None:
                 # Already alarmed: the referee sees the latest reading, no new alarm.
                 self.alarm["observed"] = board_rows(result.observed or ())
-            elif observation.unreliable:
-                # The reader itself distrusts these counts: no alarm on their word. The position
-                # stands; the event says why the board was not judged (once per position: the
-                # counts of a board the camera cannot read flicker from frame to frame).
-                if self.position.board != self._unjudged:
-                    self._unjudged = self.position.board
-                    events.append(self._event("unreliable", reason=observation.unreliable,
-                                              observed=board_rows(result.observed or ())))
             else:
                 self._raise_alarm(result, events)
         elif result.status == AMBIGUOUS:
