@@ -253,7 +253,7 @@ def track_source(
                 })
             elif event.kind == "alarm_cleared":
                 events.append({"kind": "alarm_cleared", "frame": event.frame, "by": event.data["by"]})
-            elif event.kind == "unreliable":  # a board the camera could not judge (see Tracker)
+            elif event.kind == "unreliable":  # the reader started distrusting its counts (see Tracker)
                 events.append({"kind": "unreliable", "frame": event.frame, "reason": event.data["reason"]})
         if tracker.phase in (GAME_OVER, MATCH_OVER):
             break

@@ -1,7 +1,7 @@
 // Live page: camera stream, board, alarm with the referee's answers, move in progress, moves, score.
 import {
   action, adoptToken, checkRole, describeProgress, describeResult, drawBoard, followState,
-  progressMarks, setText, sideName, squareName,
+  progressMarks, setText, sideName,
 } from "./omweso.js";
 
 let current = null;
