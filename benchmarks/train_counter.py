@@ -10,8 +10,8 @@ and the ``randomised`` style, which draws seed, wood and light colours from the 
 colour space; ``--unseen`` is the held-out style, only reported, never used to choose
 anything).
 PyTorch is needed only here, never by omweso-cam itself: the trunk is exported to
-ONNX (``seed_counter.onnx``, run by OpenCV's dnn module) and the last layer (a
-softmax over counts 0..64 from the trunk's embedding) into the seed model JSON
+ONNX (``seed_counter.onnx``, run by ONNX Runtime, or by OpenCV's dnn module without it)
+and the last layer (a softmax over counts 0..64 from the trunk's embedding) into the seed model JSON
 (``seed_model_default.json``), which is what ``omweso-cam calibrate seeds`` refits.
 
 Augmentation stands in for what renders lack: any rotation and mirror (pits are
@@ -211,11 +211,11 @@ def main(argv: list[str] | None = None) -> int:
     torch.onnx.export(trunk, torch.from_numpy(xv[:2]), str(onnx_path), input_names=["crops"],
                       output_names=["embedding"], dynamic_axes={"crops": {0: "n"}, "embedding": {0: "n"}},
                       dynamo=False)
-    net = cv2.dnn.readNetFromONNX(str(onnx_path))
-    net.setInput(xv[:64])
-    drift = float(np.abs(net.forward() - emb[:64]).max())
     from omweso_cam.vision.count import SeedModel, count_crops, save_seed_model
-    from omweso_cam.vision.counter_net import CounterHead
+    from omweso_cam.vision.counter_net import CounterHead, Trunk
+
+    exported = Trunk(str(onnx_path))  # the engine the reader will run it with
+    drift = float(np.abs(exported.run(xv[:64]) - emb[:64]).max())
 
     digest = hashlib.sha256(onnx_path.read_bytes()).hexdigest()
 
@@ -237,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
                       source=f"rendered ({', '.join(p.stem for p in args.train)}), seed network", examples=len(y))
     save_seed_model(model, str(args.out / "seed_model_default.json"))
     print(f"temperature {best_t:.2f}, outlier share {best_share} (val nll {best_nll:.3f}); "
-          f"OpenCV dnn vs torch max diff {drift:.2e}; wrote {onnx_path} and seed_model_default.json")
+          f"{exported.engine} vs torch max diff {drift:.2e}; wrote {onnx_path} and seed_model_default.json")
     return 0
 
 

@@ -86,29 +86,29 @@ class CounterHead:
             raise CounterNetError(f"bad seed counter head: {exc}") from exc
 
 
-class _Trunk:
+class Trunk:
     """The trunk network loaded by one engine: ``onnxruntime`` (default when installed) or ``opencv``."""
 
     def __init__(self, path: str, engine: str | None = None) -> None:
         if engine is None:
             engine = "onnxruntime" if importlib.util.find_spec("onnxruntime") is not None else "opencv"
+        if engine not in ("onnxruntime", "opencv"):
+            raise ValueError(f"unknown network engine {engine!r}")
         self.engine = engine
         self._lock = threading.Lock()  # one caller at a time (OpenCV's nets are not thread-safe)
-        if engine == "onnxruntime":
-            import onnxruntime
+        try:
+            if engine == "onnxruntime":
+                import onnxruntime
 
-            options = onnxruntime.SessionOptions()
-            options.intra_op_num_threads = 1  # the reading's time budget is one core's
-            options.inter_op_num_threads = 1
-            try:
+                options = onnxruntime.SessionOptions()
+                options.intra_op_num_threads = 1  # the reading's time budget is one core's
+                options.inter_op_num_threads = 1
                 self._session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-            except Exception as exc:  # onnxruntime's own exception types derive from Exception only
-                raise CounterNetError(f"cannot load the seed counter network {path}: {exc}") from exc
-            self._input = self._session.get_inputs()[0].name
-        elif engine == "opencv":
-            self._net = cv2.dnn.readNetFromONNX(path)
-        else:
-            raise ValueError(f"unknown network engine {engine!r}")
+                self._input = self._session.get_inputs()[0].name
+            else:
+                self._net = cv2.dnn.readNetFromONNX(path)
+        except Exception as exc:  # cv2.error, and onnxruntime's own types (they derive from Exception only)
+            raise CounterNetError(f"cannot load the seed counter network {path}: {exc}") from exc
 
     def run(self, batch: np.ndarray) -> np.ndarray:
         """Embeddings (N, E) float64 of a batch (N, 3, S, S)."""
@@ -122,7 +122,7 @@ class _Trunk:
         return np.asarray(out, np.float64).reshape(len(batch), -1)
 
 
-_TRUNKS: dict[str, tuple[_Trunk, str]] = {}  # path -> (trunk, file SHA-256)
+_TRUNKS: dict[str, tuple[Trunk, str]] = {}  # path -> (trunk, file SHA-256)
 _TRUNKS_LOCK = threading.Lock()
 
 
@@ -143,9 +143,9 @@ def embed(network_input: np.ndarray, head: CounterHead) -> np.ndarray:
         if path not in _TRUNKS:
             try:
                 digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-                _TRUNKS[path] = (_Trunk(path), digest)
-            except (OSError, cv2.error) as exc:
+            except OSError as exc:
                 raise CounterNetError(f"cannot load the seed counter network {path}: {exc}") from exc
+            _TRUNKS[path] = (Trunk(path), digest)
         trunk, digest = _TRUNKS[path]
     if head.trunk_sha256 is not None and head.trunk_sha256 != digest:
         raise CounterNetError(f"this seed model was fitted to another version of the counting network than "

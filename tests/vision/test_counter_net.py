@@ -18,7 +18,7 @@ from omweso_cam.vision.counter_net import (
     COUNTS,
     CounterHead,
     CounterNetError,
-    _Trunk,
+    Trunk,
     embed,
     refit_head,
     trunk_path,
@@ -109,7 +109,7 @@ def test_both_engines_give_the_same_embeddings() -> None:
     path = str(trunk_path(default_seed_model().counter))
     crops = np.random.default_rng(5).integers(0, 255, (6, 48, 48, 3), dtype=np.uint8)
     x = network_input(crops)
-    fast, fallback = _Trunk(path, "onnxruntime"), _Trunk(path, "opencv")
+    fast, fallback = Trunk(path, "onnxruntime"), Trunk(path, "opencv")
     assert fast.engine == "onnxruntime" and fallback.engine == "opencv"
     a, b = fast.run(x), fallback.run(x)
     assert a.shape == b.shape == (6, default_seed_model().counter.embedding_size)
