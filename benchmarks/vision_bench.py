@@ -97,7 +97,7 @@ def _by_pit_size(n: int, seed: int) -> list[list[object]]:
             for (lo, hi), t in per_bin.items() if t[0]]
 
 
-def _speed(frames: int) -> dict[str, float]:
+def _speed(frames: int) -> dict[str, Any]:
     import cv2
 
     from omweso_cam.vision.calibration import Calibration, check_drift
@@ -112,14 +112,20 @@ def _speed(frames: int) -> dict[str, float]:
     h, w = image.shape[:2]
     corners = np.asarray(truth.corners_px, float)
     reference = check_drift(image, Calibration(corners, (w, h))).score  # as `calibrate` stores it
-    reader = BoardReader(Calibration(corners, (w, h), reference_score=reference))
-    first = reader.read(image)  # warm-up: fits and caches the pit grid, as a live session does on its first frame
-    assert first.method == "calibration", first.detail
-    times = []
-    for _ in range(frames):
-        t0 = time.perf_counter()
-        reader.read(image)
-        times.append((time.perf_counter() - t0) * 1000)
+    # The live configuration (RunnerConfig.fixed_views: one of the counter's views a frame,
+    # the next each frame), then every view a read, as a still or a board found afresh is read.
+    result: dict[str, Any] = {"frame": f"{w}x{h}"}
+    for views, key in ((1, "read"), (8, "read8")):
+        reader = BoardReader(Calibration(corners, (w, h), reference_score=reference)).with_views(views)
+        first = reader.read(image)  # warm-up: fits and caches the pit grid, as a live session does on its first frame
+        assert first.method == "calibration", first.detail
+        times = []
+        for i in range(frames):
+            t0 = time.perf_counter()
+            reader.read(image, frame_index=i + 1)
+            times.append((time.perf_counter() - t0) * 1000)
+        result[f"{key}_median_ms"] = statistics.median(times)
+        result[f"{key}_p95_ms"] = float(np.percentile(times, 95))
     monitor = StabilityMonitor()
     noisy = [np.clip(image.astype(np.int16) + rng.integers(-3, 4, image.shape), 0, 255).astype(np.uint8)
              for _ in range(4)]
@@ -128,9 +134,7 @@ def _speed(frames: int) -> dict[str, float]:
         t0 = time.perf_counter()
         monitor.update(noisy[i % 4])
         stab.append((time.perf_counter() - t0) * 1000)
-    return {"read_median_ms": statistics.median(times), "read_p95_ms": float(np.percentile(times, 95)),
-            "stability_median_ms": statistics.median(stab), "stability_p95_ms": float(np.percentile(stab, 95)),
-            "frame": f"{w}x{h}"}
+    return result | {"stability_median_ms": statistics.median(stab), "stability_p95_ms": float(np.percentile(stab, 95))}
 
 
 def _row(name: str, s: dict[str, Any]) -> str:
@@ -189,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     results["speed"] = speed
     print()
     print(f"Calibrated full read ({speed['frame']}, one OpenCV thread): median {speed['read_median_ms']:.1f} ms, "
-          f"p95 {speed['read_p95_ms']:.1f} ms (target < 20 ms median)")
+          f"p95 {speed['read_p95_ms']:.1f} ms (target < 20 ms median; one view a frame, as live sessions read)")
+    print(f"... averaging all eight views: median {speed['read8_median_ms']:.1f} ms, p95 {speed['read8_p95_ms']:.1f} ms")
     print(f"Stability check: median {speed['stability_median_ms']:.2f} ms, p95 {speed['stability_p95_ms']:.2f} ms "
           f"(target < 3 ms)")
     if args.json:

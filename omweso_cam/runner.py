@@ -69,6 +69,11 @@ class RunnerConfig:
     monitor's quiet period in seconds; they become frame counts from the source's frame
     rate (at least one frame), so a 4 fps frame folder and a 30 fps camera behave alike.
     ``max_reads_per_stable_run``: a still board read more often gives no new information.
+    ``fixed_views``: a board at fixed corners (a calibration, or the session's lock) is read
+    in this many of the counter's eight views a frame, within the live budget of 20 ms (one
+    view about 7 ms of network); each frame turns to the next views, so the still frames the
+    tracker averages see different ones. Without fixed corners finding the board costs about
+    250 ms a read anyway, and each read averages all eight views.
     """
 
     tracker: TrackerConfig = field(default_factory=TrackerConfig)
@@ -76,6 +81,7 @@ class RunnerConfig:
     settle_s: float | None = 0.1
     max_reads_per_stable_run: int = 3
     lock_board: bool = False  # per-session calibration: locate the board once (see FrameProcessor)
+    fixed_views: int = 1
     jpeg_quality: int = 80
     stream_max_width_px: int = 1280
     state_every_frames: int = 10  # publish "state" at least this often (clocks tick)
@@ -98,7 +104,8 @@ class FrameProcessor:
 
     def __init__(self, reader: BoardReader, stability: StabilityMonitor, *, max_reads_per_stable_run: int = 3,
                  lock_board: bool = False, lock_reads: int = 3, lock_tolerance: float = 0.01,
-                 jump_tolerance: float = 0.08) -> None:
+                 jump_tolerance: float = 0.08, fixed_views: int | None = None) -> None:
+        self.fixed_views = fixed_views
         self.reader = reader
         self.stability = stability
         self.max_reads = max_reads_per_stable_run
@@ -116,6 +123,17 @@ class FrameProcessor:
         self.jump_tolerance = jump_tolerance
         self._anchor: np.ndarray | None = None
         self._jump: np.ndarray | None = None
+
+    @property
+    def reader(self) -> BoardReader:
+        return self._reader
+
+    @reader.setter
+    def reader(self, reader: BoardReader) -> None:
+        """A reader at fixed corners reads ``fixed_views`` views a frame (RunnerConfig.fixed_views)."""
+        if self.fixed_views is not None and reader.calibration is not None:
+            reader = reader.with_views(self.fixed_views)
+        self._reader = reader
 
     def _jumped(self, reading: Reading, size: tuple[int, int]) -> bool:
         """Whether ``reading`` found the board somewhere new that no second read has confirmed yet."""
@@ -194,7 +212,7 @@ def make_processor(calibration: Any = None, *, config: RunnerConfig = RunnerConf
     settle = config.settle_frames(fps)
     stability = StabilityMonitor(StabilityConfig(stable_frames=settle) if settle else StabilityConfig())
     return FrameProcessor(BoardReader(calibration), stability, max_reads_per_stable_run=config.max_reads_per_stable_run,
-                          lock_board=config.lock_board)
+                          lock_board=config.lock_board, fixed_views=config.fixed_views)
 
 
 def load_calibration(path: str | Path | None) -> Any:

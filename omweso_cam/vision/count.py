@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import cv2
@@ -47,6 +48,11 @@ class CountConfig:
     head_pull: float = 10.0  # calibrating: weight of staying near the shipped head (per example)
     min_refit_examples: int = 20  # fewer labelled crops than this only confirm the shipped head
     min_refit_counts: int = 3  # ... as do crops of fewer distinct counts (a known position: 0s and 4s)
+    # A pit's count does not depend on which way up its crop is; the network's errors do. So
+    # each pit is read in this many of its eight views (flips and quarter turns) and their
+    # log-likelihoods averaged. vision_bench (true corners, pits >= 36 px, 2,225 pits of 0-6):
+    # 96.0 % exact with one view, 97.5 % with eight; the network runs once per view.
+    views: int = 8
 
 
 @dataclass(frozen=True)
@@ -199,6 +205,26 @@ def network_input(crops_bgr: np.ndarray, *, config: CountConfig = CountConfig())
     return np.ascontiguousarray(x.transpose(0, 3, 1, 2))
 
 
+VIEWS = 8  # the symmetries of a square crop
+
+
+def view_of(batch: np.ndarray, view: int) -> np.ndarray:
+    """View ``view`` (0..7) of a batch (N, C, S, S): bit 4 transposes, bit 1 flips left-right, bit 2 up-down."""
+    x = batch.transpose(0, 1, 3, 2) if view & 4 else batch
+    if view & 1:
+        x = x[:, :, :, ::-1]
+    if view & 2:
+        x = x[:, :, ::-1, :]
+    return x
+
+
+def views_for(count: int, first: int = 0) -> tuple[int, ...]:
+    """``count`` distinct views starting at ``first`` (mod 8): consecutive frames read with
+    ``first = frame_index * count`` see different views, so an average over frames covers them."""
+    count = min(max(int(count), 1), VIEWS)
+    return tuple((first + j) % VIEWS for j in range(count))
+
+
 def _disc(config: CountConfig, of_radius: float) -> np.ndarray:
     s = config.crop_px
     r_px = s / 2 / config.crop_of_radius * of_radius
@@ -209,25 +235,39 @@ def _disc(config: CountConfig, of_radius: float) -> np.ndarray:
 # --------------------------------------------------------------------------- counting
 
 
-def embed_crops(crops_bgr: np.ndarray, head: CounterHead, *, config: CountConfig = CountConfig()) -> np.ndarray:
-    """The network trunk's embedding (N, E) of canonical crops of any size (resized to the head's input)."""
+def embed_crops(crops_bgr: np.ndarray, head: CounterHead, *, config: CountConfig = CountConfig(),
+                views: Sequence[int] = (0,)) -> np.ndarray:
+    """The network trunk's embeddings (V, N, E) of canonical crops of any size (resized to the
+    head's input), in each of ``views`` (see :func:`view_of`)."""
     crops = np.asarray(crops_bgr)
     if crops.ndim != 4 or crops.shape[-1] != 3:
         raise ValueError(f"expected crops (N, S, S, 3), got shape {crops.shape}")
     if crops.shape[1:3] != (head.input_px, head.input_px):
         crops = np.stack([cv2.resize(c, (head.input_px, head.input_px), interpolation=cv2.INTER_AREA) for c in crops])
     net_config = dataclasses.replace(config, crop_px=head.input_px, crop_of_radius=head.crop_of_radius)
+    # The rim's level and unit do not depend on the view: normalise once, then turn.
+    x = network_input(crops, config=net_config)
+    batch = np.ascontiguousarray(np.concatenate([view_of(x, v) for v in views])) if views != (0,) else x
     try:
-        return embed(network_input(crops, config=net_config), head)
+        out = embed(batch, head)
     except CounterNetError as exc:
         raise SeedModelError(str(exc)) from exc
+    return out.reshape(len(views), len(crops), -1)
 
 
-def count_crops(crops_bgr: np.ndarray, *, model: SeedModel | None = None,
-                config: CountConfig = CountConfig()) -> PitCounts:
-    """Count the seeds in canonical crops (N, S, S, 3): log-likelihoods with the outlier share mixed in."""
+def count_crops(crops_bgr: np.ndarray, *, model: SeedModel | None = None, config: CountConfig = CountConfig(),
+                views: Sequence[int] | None = None) -> PitCounts:
+    """Count the seeds in canonical crops (N, S, S, 3): log-likelihoods with the outlier share mixed in.
+
+    ``views`` (default: the first ``config.views``) are averaged in log-likelihood.
+    """
     model = model or default_seed_model()
-    ll = model.counter.log_probabilities(embed_crops(crops_bgr, model.counter, config=config))
+    views = tuple(views) if views is not None else views_for(config.views)
+    embedded = embed_crops(crops_bgr, model.counter, config=config, views=views)
+    ll = np.mean([model.counter.log_probabilities(e) for e in embedded], axis=0)
+    if len(views) > 1:  # a geometric mean of distributions: normalise again
+        top = ll.max(axis=1, keepdims=True)
+        ll = ll - top - np.log(np.exp(ll - top).sum(axis=1, keepdims=True))
     if model.outlier_share > 0:
         ll = np.log((1.0 - model.outlier_share) * np.exp(ll) + model.outlier_share / ll.shape[1])
     p = np.exp(ll)
@@ -237,7 +277,7 @@ def count_crops(crops_bgr: np.ndarray, *, model: SeedModel | None = None,
 
 def count_seeds(rectified_bgr: np.ndarray, grid: PitGrid, *, model: SeedModel | None = None,
                 config: CountConfig = CountConfig(), camera_bgr: np.ndarray | None = None,
-                board_from_image: np.ndarray | None = None) -> PitCounts:
+                board_from_image: np.ndarray | None = None, views: Sequence[int] | None = None) -> PitCounts:
     """Count the seeds in all 32 pits of a board.
 
     With the camera image and the homography that rectified it, pits are cut from the
@@ -248,7 +288,7 @@ def count_seeds(rectified_bgr: np.ndarray, grid: PitGrid, *, model: SeedModel | 
         crops = pit_crops_from_image(camera_bgr, board_from_image, grid, config=config)
     else:
         crops = pit_crops(rectified_bgr, grid, config=config)
-    return count_crops(crops, model=model, config=config)
+    return count_crops(crops, model=model, config=config, views=views)
 
 
 # --------------------------------------------------------------------------- calibrating
@@ -281,7 +321,7 @@ def fit_seed_model(crops_bgr: np.ndarray, counts: list[int] | np.ndarray, *, con
     y = labels.astype(np.int64)
     reference = base or default_seed_model()
     head = reference.counter
-    embedding = embed_crops(crops_bgr, head, config=config)
+    embedding = embed_crops(crops_bgr, head, config=config)[0]  # the crops as given (one view)
     read = head.log_probabilities(embedding).argmax(axis=1)
     notes: dict[str, object] = {"base_nll": round(_nll(head, embedding, y), 4),
                                 "base_exact": round(float(np.mean(read == y)), 4)}

@@ -21,6 +21,7 @@ from omweso_cam.vision.count import (
     SeedModel,
     count_seeds,
     default_seed_model,
+    views_for,
 )
 from omweso_cam.vision.grid import (
     GridConfig,
@@ -195,6 +196,14 @@ class BoardReader:
         config = self.config if self.config.check_drift == check_drift else replace(self.config, check_drift=check_drift)
         return BoardReader(calibration, config=config, seed_model=self.seed_model)
 
+    def with_views(self, views: int) -> BoardReader:
+        """This reader averaging ``views`` of the counter's eight views of each pit (see
+        :attr:`CountConfig.views`); fewer views cost less time per frame."""
+        if views == self.config.count.views:
+            return self
+        config = replace(self.config, count=replace(self.config.count, views=views))
+        return BoardReader(self.calibration, config=config, seed_model=self._seed_model)
+
     def _undistort(self, image: np.ndarray) -> np.ndarray:
         intr = self.calibration.intrinsics if self.calibration else None
         if intr is None:
@@ -271,8 +280,11 @@ class BoardReader:
             return finish(OCCLUDED, f"{foreign:.0%} of the board surface hidden (hand or object over the board)",
                           corners_px=corners_out, grid=grid, rectified=board, scale=scale, method=location.method)
 
+        # Fewer views than eight: each frame turns to the next ones, so the still frames a
+        # tracker averages see different views (count.CountConfig.views).
+        views = views_for(self.config.count.views, frame_index * self.config.count.views)
         pit_counts = count_seeds(board.image, grid, model=self.seed_model, config=self.config.count,
-                                 camera_bgr=image, board_from_image=board.board_from_image)
+                                 camera_bgr=image, board_from_image=board.board_from_image, views=views)
         t = lap("count", t)
         across = pit_diameter_px(board, grid)
         unreliable = ""

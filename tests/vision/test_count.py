@@ -20,6 +20,8 @@ from omweso_cam.vision.count import (
     pit_crops,
     pit_crops_from_image,
     save_seed_model,
+    view_of,
+    views_for,
 )
 from omweso_cam.vision.grid import PitGrid, fit_grid
 from omweso_cam.vision.rectify import rectify
@@ -85,7 +87,8 @@ def _rendered(seed: int, style: str, counts: list[int]) -> tuple[np.ndarray, np.
 
 def test_shipped_network_counts_fresh_renders_it_never_saw() -> None:
     # Scene seeds far from the training ones (300,000-330,000) and from the benchmark's (900,001+);
-    # half in the held-out style. Measured with the shipped network: 80% exact, 97% within one.
+    # half in the held-out style. Measured with the shipped network: 81% exact, 96% within one
+    # (eight views averaged); 76% / 95% from one view, whose likelihoods are also worse.
     rng = np.random.default_rng(5)
     crops, counts = [], []
     for k, style in enumerate(("default", "unseen", "default", "unseen")):
@@ -94,9 +97,37 @@ def test_shipped_network_counts_fresh_renders_it_never_saw() -> None:
         crops.append(c)
         counts.append(n)
     truth = np.concatenate(counts)
-    read = np.array(count_crops(np.concatenate(crops)).counts)
-    assert np.mean(read == truth) >= 0.7
+    every_view = count_crops(np.concatenate(crops))
+    read = np.array(every_view.counts)
+    assert np.mean(read == truth) >= 0.75
     assert np.mean(np.abs(read - truth) <= 1) >= 0.95
+
+    def nll(result: object) -> float:
+        return float(-np.mean(result.log_likelihoods[np.arange(len(truth)), truth]))  # type: ignore[attr-defined]
+
+    one_view = count_crops(np.concatenate(crops), views=(0,))
+    assert nll(every_view) < 0.9 * nll(one_view)  # measured 0.51 vs 0.61 nats per pit
+
+
+def test_views_are_the_eight_symmetries_of_a_square() -> None:
+    x = np.arange(2 * 3 * 5 * 5, dtype=np.float32).reshape(2, 3, 5, 5)
+    views = [view_of(x, v) for v in range(8)]
+    assert np.array_equal(views[0], x)
+    assert len({v.tobytes() for v in views}) == 8
+    for v in views:  # each a rearrangement of every crop's pixels, channels kept apart
+        assert np.array_equal(np.sort(v.reshape(2, 3, -1), axis=2), np.sort(x.reshape(2, 3, -1), axis=2))
+    assert views_for(8) == tuple(range(8))
+    assert [views_for(1, first=f) for f in (0, 1, 9)] == [(0,), (1,), (1,)]
+    assert views_for(3, first=6) == (6, 7, 0)
+
+
+def test_counting_in_all_views_does_not_depend_on_which_way_up_a_crop_is() -> None:
+    crops, _ = _drawn_crops(11)
+    turned = np.ascontiguousarray(crops.transpose(0, 2, 1, 3)[:, ::-1])  # a quarter turn
+    every = count_crops(crops).log_likelihoods
+    np.testing.assert_allclose(count_crops(turned).log_likelihoods, every, atol=1e-6)
+    # One view alone does depend on it (so the check above can fail).
+    assert np.abs(count_crops(turned, views=(0,)).log_likelihoods - count_crops(crops, views=(0,)).log_likelihoods).max() > 0.01
 
 
 def test_likelihoods_are_normalised_and_keep_every_count_possible() -> None:

@@ -111,6 +111,24 @@ def test_reader_at_fixed_corners_skips_localisation_and_keeps_the_seed_model(dra
     assert np.allclose(reader.at_corners(CORNERS, (w, h)).read(half).corners_px, CORNERS / 2, atol=1.0)
 
 
+def test_a_reader_of_fewer_views_turns_to_the_next_ones_each_frame(drawn) -> None:  # type: ignore[no-untyped-def]
+    h, w = drawn.image.shape[:2]
+    every = BoardReader().at_corners(CORNERS, (w, h))
+    assert every.config.count.views == 8
+    one = every.with_views(1)
+    assert one.config.count.views == 1 and one.seed_model is every.seed_model and every.with_views(8) is every
+
+    def ll(reader: BoardReader, frame: int) -> np.ndarray:
+        reading = reader.read(drawn.image, frame_index=frame)
+        return np.asarray(reading.observation.log_likelihoods)
+
+    # One view a frame: the next frame is read in another view, the ninth in the first again.
+    assert np.abs(ll(one, 0) - ll(one, 1)).max() > 0.01
+    np.testing.assert_allclose(ll(one, 0), ll(one, 8))
+    # Eight views a frame: the same whatever the frame.
+    np.testing.assert_allclose(ll(every, 0), ll(every, 5), atol=1e-9)
+
+
 def test_grid_fit_on_the_rectified_board(drawn) -> None:  # type: ignore[no-untyped-def]
     board = rectify(drawn.image, CORNERS)
     grid = fit_grid(board.image)

@@ -164,13 +164,13 @@ class _FakeReader:
                        confidence=0.9, corners_px=corners)
 
 
-def _processor_after(corners: list[list[list[float]]]):  # type: ignore[no-untyped-def]
+def _processor_after(corners: list[list[list[float]]], **kw):  # type: ignore[no-untyped-def]
     from omweso_cam.runner import FrameProcessor
     from omweso_cam.vision.frames import Frame
 
     frame = _frame(np.random.default_rng(0))
     processor = FrameProcessor(_FakeReader(corners), StabilityMonitor(StabilityConfig(stable_frames=1)),  # type: ignore[arg-type]
-                               max_reads_per_stable_run=99, lock_board=True)
+                               max_reads_per_stable_run=99, lock_board=True, **kw)
     for i in range(len(corners) + 1):
         processor.process(Frame(i, i / 4, frame))
     return processor
@@ -184,10 +184,23 @@ def test_demo_locks_the_board_after_three_agreeing_reads() -> None:
     assert processor.reader.calibration.method == "session"
     assert processor.reader.config.check_drift  # a locked board is still checked for drift
     assert np.allclose(processor.reader.calibration.corners_px, quad)
+    assert processor.reader.config.count.views == 8
+    # Locked in a live session: one view a frame, within the calibrated read's budget.
+    assert _processor_after([quad, near, quad], fixed_views=1).reader.config.count.views == 1
     # One read 40 px off (2.7% of the diagonal) among them: no lock yet.
     far = [[x + 40.0, y] for x, y in quad]
     processor = _processor_after([quad, far, quad])
     assert isinstance(processor.reader, _FakeReader)
+
+
+def test_live_processors_read_a_calibrated_board_in_one_view_a_frame() -> None:
+    from omweso_cam.runner import RunnerConfig, make_processor
+    from omweso_cam.vision.calibration import Calibration
+
+    calibration = Calibration(np.array([[10.0, 10.0], [300.0, 10.0], [300.0, 150.0], [10.0, 150.0]]), (320, 180))
+    assert make_processor(calibration).reader.config.count.views == RunnerConfig().fixed_views == 1
+    assert make_processor(None).reader.config.count.views == 8  # finding the board costs more than eight views
+    assert make_processor(calibration, config=RunnerConfig(fixed_views=4)).reader.config.count.views == 4
 
 
 def test_a_board_found_far_from_the_last_read_counts_only_once_a_second_read_agrees() -> None:
