@@ -392,3 +392,29 @@ def test_no_alarm_on_counts_the_reader_itself_distrusts() -> None:
     assert [e.kind for e in events] == ["ply"] and plies(events) == ["a4"]
     # The same wrong board read by a reader that trusts its counts is an alarm.
     assert [e.kind for e in run(Tracker(SEED, initial=START), sown(wrong, 4))] == ["alarm"]
+
+
+def test_a_set_up_read_from_distrusted_counts_is_taken_once_the_board_holds_its_seeds() -> None:
+    # Pits too small in the picture: one South pit read 7 where it holds 4, confidently. No
+    # set-up fits that reading within the usual margin (South holds 35), so a reader that
+    # trusts its counts gets no set-up from it; on distrusted counts the best-fitting set-up
+    # is taken, as the most likely legal move is in play. A half-made arrangement is not.
+    misread = list(START.board)
+    misread[square_index("a1")] = 7
+    reason = "board small in the image: pits about 25 px across"
+
+    def stills(board: list[int], why: str) -> list[Observation]:
+        return [replace(Observation.from_counts(board, frame_index=i, sigma=0.2), unreliable=why) for i in range(3)]
+
+    def stable_setups(tracker: Tracker, board: list[int], why: str) -> list[TrackerEvent]:
+        return [e for e in run(tracker, stills(board, why)) if e.kind == "setup_stable"]
+
+    assert stable_setups(Tracker(SEED), misread, "") == []
+    taken = stable_setups(Tracker(SEED), misread, reason)
+    assert len(taken) == 1
+    board = Position.from_notation(taken[0].data["position"]).board
+    assert sum(board[:16]) == sum(board[16:]) == 32
+    half_made = list(START.board)
+    for name in ("a1", "b1", "c1"):
+        half_made[square_index(name)] = 0  # 12 seeds still in South's hands
+    assert stable_setups(Tracker(SEED), half_made, reason) == []

@@ -52,7 +52,7 @@ from omweso_cam.rules import (
     square_index,
     square_name,
 )
-from omweso_cam.rules.match import MODES, Match, setup_problems
+from omweso_cam.rules.match import MODES, SEEDS_PER_SIDE, Match, setup_problems
 from omweso_cam.rules.record import REFEREE_MOVE
 
 #: Tracker phases (the dashboard's ``phase``).
@@ -85,6 +85,10 @@ class TrackerConfig:
     # most this many seeds; a bigger difference is a ``mismatch`` (nothing learnt).
     misread_max_pits: int = 4
     misread_max_shift: int = 2
+    # Counts the reader distrusts (pits too small in the picture) rarely fit a set-up within
+    # ``illegal_min_excess_nats``; their best-fitting set-up is taken anyway when each side's
+    # read total is within this many seeds of the set-up's (not a half-made arrangement).
+    unreliable_setup_max_missing: int = 4
 
     def __post_init__(self) -> None:
         if self.confirm_frames < 1:
@@ -344,6 +348,11 @@ class Tracker:
         assert rows is not None
         fit, fit_score = fit_setup(rows, max_per_pit=self.rules.setup_max_per_pit)
         plausible = sum(max(row) for row in rows) - fit_score <= self.config.reconcile.illegal_min_excess_nats
+        if observation.unreliable and not plausible:
+            # As in play (see _reconcile): the most likely set-up is followed on distrusted
+            # counts, once the board holds about all the seeds (hands no longer arranging).
+            plausible = all(abs(sum(half) - SEEDS_PER_SIDE) <= self.config.unreliable_setup_max_missing
+                            for half in (counts[:16], counts[16:]))
         reading = read_setup(counts, self.rules, self.first)
         if plausible and fit != counts:
             reading = SetupReading(reading.board, reading.problems, fit)
