@@ -104,7 +104,7 @@ class FrameProcessor:
 
     def __init__(self, reader: BoardReader, stability: StabilityMonitor, *, max_reads_per_stable_run: int = 3,
                  lock_board: bool = False, lock_reads: int = 3, lock_tolerance: float = 0.01,
-                 jump_tolerance: float = 0.08, fixed_views: int | None = None) -> None:
+                 jump_tolerance: float = 0.05, fixed_views: int | None = None) -> None:
         self.fixed_views = fixed_views
         self.reader = reader
         self.stability = stability
@@ -117,9 +117,12 @@ class FrameProcessor:
         self._last_observation: Observation | None = None
         self._located: list[np.ndarray] = []
         self.last_reading: Reading | None = None
-        # A board found far (``jump_tolerance`` of the frame diagonal) from where the last
+        # A board found far (``jump_tolerance`` of its diagonal, any corner) from where the last
         # read found it counts only once a second read agrees: boards are rarely moved, and
         # one wild localisation would otherwise feed 32 confident misreads to the tracker.
+        # Relative to the board, not the frame: a lattice found one column off moves the
+        # corners by about a tenth of the board's diagonal, however small the board is in the
+        # picture (a 30 px-pit board's column is 2-3% of a 1280x720 frame's diagonal).
         self.jump_tolerance = jump_tolerance
         self._anchor: np.ndarray | None = None
         self._jump: np.ndarray | None = None
@@ -142,10 +145,12 @@ class FrameProcessor:
         if reading.status != "ok" or reading.corners_px is None or self.jump_tolerance <= 0:
             return False
         corners = np.asarray(reading.corners_px, dtype=np.float64)
-        limit = self.jump_tolerance * float(np.hypot(*size))
 
         def far(other: np.ndarray | None) -> bool:
-            return other is not None and float(np.linalg.norm(corners - other, axis=1).max()) > limit
+            if other is None:
+                return False
+            diagonal = max(float(np.linalg.norm(other[2] - other[0])), float(np.linalg.norm(other[3] - other[1])))
+            return float(np.linalg.norm(corners - other, axis=1).max()) > self.jump_tolerance * diagonal
 
         if far(self._anchor) and (self._jump is None or far(self._jump)):
             self._jump = corners

@@ -209,13 +209,14 @@ def test_a_board_found_far_from_the_last_read_counts_only_once_a_second_read_agr
     from omweso_cam.vision.frames import Frame
 
     quad = [[256.0, 144.0], [1024.0, 144.0], [1024.0, 576.0], [256.0, 576.0]]
-    wild = [[x + 200.0, y - 60.0] for x, y in quad]  # 14% of the diagonal away
-    moved = [[x - 150.0, y] for x, y in quad]  # 10%
-    nudged = [[x + 20.0, y] for x, y in moved]  # 1.4%: an ordinary localisation wobble
-    reads = [quad, wild, quad, moved, moved, nudged]
+    wild = [[x + 200.0, y - 60.0] for x, y in quad]  # 24% of the board's diagonal away
+    moved = [[x - 150.0, y] for x, y in quad]  # 17%
+    nudged = [[x + 20.0, y] for x, y in moved]  # 2.3%: an ordinary localisation wobble
+    column = [[x + 96.0, y] for x, y in nudged]  # the lattice a column off: 11% of the board, 6.5% of the frame
+    reads = [quad, wild, quad, moved, moved, nudged, column, nudged]
     frame = _frame(np.random.default_rng(0))
     processor = FrameProcessor(_FakeReader(reads), StabilityMonitor(StabilityConfig(stable_frames=1)),  # type: ignore[arg-type]
                                max_reads_per_stable_run=99)
     statuses = [processor.process(Frame(i, i / 4, frame))[0].status for i in range(len(reads) + 1)]
     # frame 0 is the monitor's first frame (not stable yet); then one status per read
-    assert statuses[1:] == [STABLE, MOVING, STABLE, MOVING, STABLE, STABLE]
+    assert statuses[1:] == [STABLE, MOVING, STABLE, MOVING, STABLE, STABLE, MOVING, STABLE]
