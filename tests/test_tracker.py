@@ -395,12 +395,12 @@ def test_no_alarm_on_counts_the_reader_itself_distrusts() -> None:
 
 
 def test_a_set_up_read_from_distrusted_counts_is_taken_once_the_board_holds_its_seeds() -> None:
-    # Pits too small in the picture: one South pit read 7 where it holds 4, confidently. No
-    # set-up fits that reading within the usual margin (South holds 35), so a reader that
+    # Pits too small in the picture: one South pit read 8 where it holds 4, confidently. No
+    # set-up fits that reading within the usual margin (South holds 36), so a reader that
     # trusts its counts gets no set-up from it; on distrusted counts the best-fitting set-up
     # is taken, as the most likely legal move is in play. A half-made arrangement is not.
     misread = list(START.board)
-    misread[square_index("a1")] = 7
+    misread[square_index("a1")] = 8
     reason = "board small in the image: pits about 25 px across"
 
     def stills(board: list[int], why: str) -> list[Observation]:
@@ -418,3 +418,24 @@ def test_a_set_up_read_from_distrusted_counts_is_taken_once_the_board_holds_its_
     for name in ("a1", "b1", "c1"):
         half_made[square_index(name)] = 0  # 12 seeds still in South's hands
     assert stable_setups(Tracker(SEED), half_made, reason) == []
+
+
+def test_a_set_up_read_a_seed_or_two_short_is_still_taken_from_the_board_the_players_laid_out() -> None:
+    # The camera reads two North pits as 3 where each holds 4, but is unsure (4 costs 2.5 nats
+    # in each): the best-fitting set-up is the true one, 5 nats from the reading. It is taken
+    # as the set-up, and the first move confirms it; a set-up fit as strict as the
+    # illegal-sowing test (4.5 nats) waited and took the board after the first move instead.
+    def unsure(board: tuple[int, ...], frame: int) -> Observation:
+        obs = Observation.from_counts(board, frame_index=frame, sigma=0.2)
+        rows = [list(r) for r in obs.log_likelihoods or ()]
+        for name in ("c4", "f4"):
+            rows[square_index(name)] = [0.0 if n == 3 else -2.5 if n == 4 else -30.0 for n in range(len(rows[0]))]
+        return replace(obs, log_likelihoods=tuple(tuple(r) for r in rows))
+
+    after = apply_move(START, "d1", SEED).position
+    frames = [unsure(START.board, i) for i in range(3)] + sown(after.board, 3)
+    frames[-3:] = [unsure(after.board, o.frame_index) for o in frames[-3:]]
+    tracker = Tracker(SEED)
+    events = run(tracker, frames)
+    assert [e.data["by"] for e in events if e.kind == "setup_confirmed"] == ["first_move"]
+    assert tracker.initial == START and plies(events) == ["d1"]
