@@ -193,14 +193,36 @@ def test_demo_locks_the_board_after_three_agreeing_reads() -> None:
     assert isinstance(processor.reader, _FakeReader)
 
 
-def test_live_processors_read_a_calibrated_board_in_one_view_a_frame() -> None:
+def test_live_processors_read_a_calibrated_board_in_the_views_asked_for() -> None:
     from omweso_cam.runner import RunnerConfig, make_processor
     from omweso_cam.vision.calibration import Calibration
 
     calibration = Calibration(np.array([[10.0, 10.0], [300.0, 10.0], [300.0, 150.0], [10.0, 150.0]]), (320, 180))
-    assert make_processor(calibration).reader.config.count.views == RunnerConfig().fixed_views == 1
-    assert make_processor(None).reader.config.count.views == 8  # finding the board costs more than eight views
-    assert make_processor(calibration, config=RunnerConfig(fixed_views=4)).reader.config.count.views == 4
+    assert make_processor(calibration).reader.config.count.views == RunnerConfig().fixed_views == 8
+    assert make_processor(calibration, config=RunnerConfig(fixed_views=1)).reader.config.count.views == 1
+    assert make_processor(None, config=RunnerConfig(fixed_views=1)).reader.config.count.views == 8
+
+
+def test_a_board_at_fixed_corners_is_read_until_every_view_was_seen() -> None:
+    from omweso_cam.runner import FrameProcessor
+    from omweso_cam.vision.frames import Frame
+
+    quad = [[256.0, 144.0], [1024.0, 144.0], [1024.0, 576.0], [256.0, 576.0]]
+    frame = _frame(np.random.default_rng(0))
+
+    def reads(fixed_views: int | None, calibrated: bool) -> int:
+        reader = _FakeReader([quad])
+        reader.calibration = object() if calibrated else None
+        reader.with_views = lambda views: reader  # type: ignore[attr-defined]
+        processor = FrameProcessor(reader, StabilityMonitor(StabilityConfig(stable_frames=1)),  # type: ignore[arg-type]
+                                   max_reads_per_stable_run=3, fixed_views=fixed_views)
+        for i in range(20):
+            processor.process(Frame(i, i / 4, frame))
+        return reader.reads
+
+    assert reads(1, calibrated=True) == 8  # one view a read: eight reads see all eight
+    assert reads(4, calibrated=True) == 3  # two reads would do; never fewer than asked
+    assert reads(1, calibrated=False) == reads(None, calibrated=True) == 3
 
 
 def test_a_board_found_far_from_the_last_read_counts_only_once_a_second_read_agrees() -> None:
