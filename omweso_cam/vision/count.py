@@ -51,8 +51,11 @@ class CountConfig:
     # A pit's count does not depend on which way up its crop is; the network's errors do. So
     # each pit is read in this many of its eight views (flips and quarter turns) and their
     # log-likelihoods averaged. vision_bench (true corners, pits >= 36 px, 2,225 pits of 0-6):
-    # 96.0 % exact with one view, 97.5 % with eight; the network runs once per view.
+    # 96.0 % exact with one view, 97.5 % with eight. The network runs once per view, but only
+    # on the pits the first view is unsure of (below ``sure_probability``: about one in five;
+    # re-reading every pit measured the same 97.5 %).
     views: int = 8
+    sure_probability: float = 0.9
 
 
 @dataclass(frozen=True)
@@ -259,15 +262,21 @@ def count_crops(crops_bgr: np.ndarray, *, model: SeedModel | None = None, config
                 views: Sequence[int] | None = None) -> PitCounts:
     """Count the seeds in canonical crops (N, S, S, 3): log-likelihoods with the outlier share mixed in.
 
-    ``views`` (default: the first ``config.views``) are averaged in log-likelihood.
+    ``views`` (default: the first ``config.views``) are averaged in log-likelihood; a pit
+    read in the first view with probability ``config.sure_probability`` or more is not
+    read in the others.
     """
     model = model or default_seed_model()
+    head = model.counter
     views = tuple(views) if views is not None else views_for(config.views)
-    embedded = embed_crops(crops_bgr, model.counter, config=config, views=views)
-    ll = np.mean([model.counter.log_probabilities(e) for e in embedded], axis=0)
-    if len(views) > 1:  # a geometric mean of distributions: normalise again
-        top = ll.max(axis=1, keepdims=True)
-        ll = ll - top - np.log(np.exp(ll - top).sum(axis=1, keepdims=True))
+    ll = head.log_probabilities(embed_crops(crops_bgr, head, config=config, views=views[:1])[0])
+    unsure = np.flatnonzero(np.exp(ll.max(axis=1)) < config.sure_probability) if len(views) > 1 else np.zeros(0, int)
+    if len(unsure):
+        others = embed_crops(np.asarray(crops_bgr)[unsure], head, config=config, views=views[1:])
+        mean = (ll[unsure] + sum(head.log_probabilities(e) for e in others)) / len(views)
+        # A geometric mean of distributions: normalise again.
+        top = mean.max(axis=1, keepdims=True)
+        ll[unsure] = mean - top - np.log(np.exp(mean - top).sum(axis=1, keepdims=True))
     if model.outlier_share > 0:
         ll = np.log((1.0 - model.outlier_share) * np.exp(ll) + model.outlier_share / ll.shape[1])
     p = np.exp(ll)
