@@ -75,8 +75,9 @@ class RunnerConfig:
     view: a 1280x720 read in about 16 ms, eight: 25-45 ms, as only pits the first view is
     unsure of are read in the others; vision_bench) and each frame then turns to the
     next views, so the still frames the tracker averages still see them all; but on the
-    films (track_bench's fresh six and the bundled three, read through a calibration) eight
-    views a read followed 61 of 71 moves with no false alarm, one view a frame 56 with two.
+    films (track_bench's fresh six and the bundled three, read through a calibration, set-up
+    read by the camera) eight views a read followed 57 of 71 moves with one false alarm, one
+    view a frame 56 with three.
     Without fixed corners finding the board costs about 250 ms a read, and every read
     averages all eight views.
     """

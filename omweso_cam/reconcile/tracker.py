@@ -85,7 +85,8 @@ class TrackerConfig:
     # the preset's cap) is within this many nats of the reading: looser than the illegal-sowing
     # test, as a few seeds misread in a board of 64 must not hide the set-up the players laid
     # out, and the first move still has to confirm it. On films read through a calibration
-    # (track_bench's fresh six and the bundled three) 61 of 71 moves followed instead of 57.
+    # (track_bench's fresh six and the bundled three) one view a frame (RunnerConfig.fixed_views=1)
+    # followed 56 of 71 moves instead of 47; eight views 57 either way.
     setup_max_excess_nats: float = 10.0
     # Misreads of an untouched board are learnt in at most this many pits, each off by at
     # most this many seeds; a bigger difference is a ``mismatch`` (nothing learnt).
