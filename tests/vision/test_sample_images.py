@@ -1,8 +1,9 @@
 """The reader on the committed sample stills (sample_images/stills, with truth JSON): the benchmark's first row as a test.
 
 Thresholds sit just under what ``benchmarks/vision_bench.py`` measured with the shipped
-model (boards found 56/56, no-board 6/6, pits of 0-6 seeds 92.6% exact and 97.8% within
-one); they guard against regressions, the README quotes the measured numbers.
+model, unsure pits read in eight views (boards found 56/56, no-board 6/6, pits of 0-6 seeds
+95.6% exact and 98.2% within one, 7-12 46.9% and 87.5% of 32 pits); they guard against
+regressions, the README quotes the measured numbers.
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ def test_every_board_is_found_and_every_empty_table_said(summary: dict) -> None:
 
 
 def test_small_counts_are_read(summary: dict) -> None:
-    assert summary["exact_0_6"] >= 0.9
-    assert summary["within1_0_6"] >= 0.96
+    assert summary["exact_0_6"] >= 0.94
+    assert summary["within1_0_6"] >= 0.975
 
 
 def test_heaps_are_mostly_within_one(summary: dict) -> None:
-    assert summary["within1_7_12"] >= 0.75
+    assert summary["within1_7_12"] >= 0.8
+    assert summary["exact_7_12"] >= 0.4
