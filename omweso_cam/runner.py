@@ -72,8 +72,8 @@ class RunnerConfig:
     (a board at fixed corners, read in fewer views a frame, is read until every view was seen).
     ``fixed_views``: how many of the counter's eight views of each pit a read of a board at
     fixed corners (a calibration, or the session's lock) averages. Fewer are faster (one
-    view: a 1280x720 read in about 16 ms, eight: 25-45 ms, as only pits the first view is
-    unsure of are read in the others; vision_bench) and each frame then turns to the
+    view: a 1280x720 read in 17-19 ms, eight: about 30-50 ms, as only pits the first view
+    is unsure of are read in the others; vision_bench) and each frame then turns to the
     next views, so the still frames the tracker averages still see them all; but on the
     films (track_bench's fresh six and the bundled three, read through a calibration, set-up
     read by the camera) eight views a read followed 57 of 71 moves with one false alarm, one

@@ -212,7 +212,7 @@ VIEWS = 8  # the symmetries of a square crop
 
 
 def view_of(batch: np.ndarray, view: int) -> np.ndarray:
-    """View ``view`` (0..7) of a batch (N, C, S, S): bit 4 transposes, bit 1 flips left-right, bit 2 up-down."""
+    """View ``view`` (0..7) of a batch (N, C, S, S): ``view & 4`` transposes, ``& 1`` mirrors left-right, ``& 2`` up-down."""
     x = batch.transpose(0, 1, 3, 2) if view & 4 else batch
     if view & 1:
         x = x[:, :, :, ::-1]
