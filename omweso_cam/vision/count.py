@@ -238,24 +238,35 @@ def _disc(config: CountConfig, of_radius: float) -> np.ndarray:
 # --------------------------------------------------------------------------- counting
 
 
-def embed_crops(crops_bgr: np.ndarray, head: CounterHead, *, config: CountConfig = CountConfig(),
-                views: Sequence[int] = (0,)) -> np.ndarray:
-    """The network trunk's embeddings (V, N, E) of canonical crops of any size (resized to the
-    head's input), in each of ``views`` (see :func:`view_of`)."""
+def _head_input(crops_bgr: np.ndarray, head: CounterHead, config: CountConfig) -> np.ndarray:
+    """Canonical crops of any size as ``head``'s network input (N, 3, S, S): resized, measured against their rims."""
     crops = np.asarray(crops_bgr)
     if crops.ndim != 4 or crops.shape[-1] != 3:
         raise ValueError(f"expected crops (N, S, S, 3), got shape {crops.shape}")
     if crops.shape[1:3] != (head.input_px, head.input_px):
         crops = np.stack([cv2.resize(c, (head.input_px, head.input_px), interpolation=cv2.INTER_AREA) for c in crops])
-    net_config = dataclasses.replace(config, crop_px=head.input_px, crop_of_radius=head.crop_of_radius)
-    # The rim's level and unit do not depend on the view: normalise once, then turn.
-    x = network_input(crops, config=net_config)
-    batch = np.ascontiguousarray(np.concatenate([view_of(x, v) for v in views])) if views != (0,) else x
+    return network_input(crops, config=dataclasses.replace(config, crop_px=head.input_px,
+                                                           crop_of_radius=head.crop_of_radius))
+
+
+def _embed_views(x: np.ndarray, head: CounterHead, views: Sequence[int]) -> np.ndarray:
+    """The trunk's embeddings (V, N, E) of network input ``x`` in each of ``views``.
+
+    The rim's level and unit do not depend on the view: crops are normalised once, then turned.
+    """
+    batch = np.ascontiguousarray(np.concatenate([view_of(x, v) for v in views])) if tuple(views) != (0,) else x
     try:
         out = embed(batch, head)
     except CounterNetError as exc:
         raise SeedModelError(str(exc)) from exc
-    return out.reshape(len(views), len(crops), -1)
+    return out.reshape(len(views), len(x), -1)
+
+
+def embed_crops(crops_bgr: np.ndarray, head: CounterHead, *, config: CountConfig = CountConfig(),
+                views: Sequence[int] = (0,)) -> np.ndarray:
+    """The network trunk's embeddings (V, N, E) of canonical crops of any size (resized to the
+    head's input), in each of ``views`` (see :func:`view_of`)."""
+    return _embed_views(_head_input(crops_bgr, head, config), head, views)
 
 
 def count_crops(crops_bgr: np.ndarray, *, model: SeedModel | None = None, config: CountConfig = CountConfig(),
@@ -269,10 +280,11 @@ def count_crops(crops_bgr: np.ndarray, *, model: SeedModel | None = None, config
     model = model or default_seed_model()
     head = model.counter
     views = tuple(views) if views is not None else views_for(config.views)
-    ll = head.log_probabilities(embed_crops(crops_bgr, head, config=config, views=views[:1])[0])
+    x = _head_input(crops_bgr, head, config)
+    ll = head.log_probabilities(_embed_views(x, head, views[:1])[0])
     unsure = np.flatnonzero(np.exp(ll.max(axis=1)) < config.sure_probability) if len(views) > 1 else np.zeros(0, int)
     if len(unsure):
-        others = embed_crops(np.asarray(crops_bgr)[unsure], head, config=config, views=views[1:])
+        others = _embed_views(x[unsure], head, views[1:])
         mean = (ll[unsure] + sum(head.log_probabilities(e) for e in others)) / len(views)
         # A geometric mean of distributions: normalise again.
         top = mean.max(axis=1, keepdims=True)
