@@ -4,8 +4,9 @@ Three ways, one result type (:class:`BoardLocation`):
 
 * :func:`find_board` - automatic and markerless: first the 4x8 lattice of round
   pits (Hough circles, again on a contrast-stretched image if need be, a lattice
-  walk that steps over hidden pits, a homography; believed only when most of its
-  pits are circles and no pit-sized circles lie off it), then each side of the
+  walk that steps over hidden pits, a homography; moved a column or row or unsheared
+  when its nodes then show rounder rims, see :func:`rim_coherence`; believed only
+  when most of its pits are circles and no pit-sized circles lie off it), then each side of the
   board's top face as a line through edge points found outward from the lattice:
   the innermost well-supported line with the board's surface colour inside and
   another colour outside (side faces, shadows and grain lines lose), or a pair of
@@ -27,6 +28,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -78,6 +80,7 @@ class LocaliseConfig:
     max_edge_turn_deg: float = 4.0  # a side's edge may turn this much from the pit lattice's prediction
     edge_support_keep: float = 0.8  # lines with this share of the best support compete on being innermost
     edge_candidate_keep: float = 0.4  # lines with this share of it may still win for alike opposite margins
+    rim_margin: float = 0.6  # summed rim coherence (32 nodes) by which a lattice placement must win (~0.15 a node of a column)
     candidate_separation_of_pitch: float = 0.04  # candidate lines of one side lie at least this far apart
     max_margin_difference_of_pitch: float = 0.15  # opposite margins differing more than this look for an alike pair
     min_plumb_points: int = 8  # a side takes part in the lens fit with at least this many edge points
@@ -332,17 +335,17 @@ def find_board(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig
     area = float(h * w)
     # The 4x8 lattice of round pits is the strongest evidence there is: when it is found,
     # the board is where it says (edges refine it). Otherwise fall back to segmented regions.
-    by_pits = find_pit_lattice(image_bgr, config=config)
-    if by_pits is not None:
-        corners, centres, radius, seen = by_pits
+    lattice = find_pit_lattice(image_bgr, config=config)
+    if lattice is not None:
+        corners = lattice.corners
         # The outline must show the pit pattern too (a dotted cloth's lattice of circles does not),
         # unless nearly every pit was seen as a circle: in dark wood the pits barely differ in
         # colour from the surface, and a cloth's circles do not stop at a 4x8 block.
         score = lattice_score(small, corners * scale)
-        if score >= config.min_pit_lattice_score or seen >= config.min_pits_seen_to_trust:
+        if score >= config.min_pit_lattice_score or lattice.seen >= config.min_pits_seen_to_trust:
             return BoardLocation(corners, "auto", float(score), {"found_by": "pit lattice",
-                                                                 "pit_centers_px": centres,
-                                                                 "pit_radius_px": radius})
+                                                                 "pit_centers_px": lattice.centres,
+                                                                 "pit_radius_px": lattice.radius})
     candidates: dict[tuple[int, ...], np.ndarray] = {}
     for mask in _candidate_masks(small, config):
         for quad in _quads_from_mask(mask, config.min_board_area_frac * area, config.max_board_area_frac * area):
@@ -489,19 +492,21 @@ def _circles(gray: np.ndarray, config: LocaliseConfig, *, small_pits: bool = Fal
 
 #: The 32 pit centres in lattice coordinates (col, row), image order.
 _LATTICE = np.array([(c, r) for r in range(4) for c in range(8)], np.float64)
+#: The ring of lattice nodes one step beyond the pits (where a board has none).
+_BEYOND = np.array([(c, r) for r in range(-1, 5) for c in range(-1, 9) if r in (-1, 4) or c in (-1, 8)], np.float64)
 
 
-def _lattice_from_blobs(blobs: np.ndarray, judge: Callable[[np.ndarray], float] | None = None,
+def _lattice_from_blobs(blobs: np.ndarray, choose: Callable[[list[np.ndarray], float], np.ndarray] | None = None,
                         ) -> tuple[np.ndarray, bool] | None:
     """Homography lattice (col, row) -> image of the 4x8 pits among blobs, and whether columns run along u.
 
-    When hidden pits leave the lattice's place on the board open (a hand over whole
-    columns), ``judge`` (lower is better) picks among the equally full placements.
-    Returns (H, eight_along_first_axis) or None.
+    When pits without circles leave the lattice's place on the board open (a hand over
+    whole columns, a column in shade), ``choose(placements, pit radius)`` picks among the
+    equally full placements. Returns (H, eight_along_first_axis) or None.
     """
     if len(blobs) < 16:
         return None
-    best: tuple[int, list[np.ndarray], bool] | None = None
+    best: tuple[int, list[np.ndarray], bool, float] | None = None
     # Pits share one size: try the most populated radius bands.
     bands = np.round(np.log(blobs[:, 2]) / np.log(1.15))
     values, counts = np.unique(bands, return_counts=True)
@@ -561,7 +566,7 @@ def _lattice_from_blobs(blobs: np.ndarray, judge: Callable[[np.ndarray], float] 
                 continue
             full = sorted((wdw for wdw in windows if wdw[0] == n), key=lambda wdw: -wdw[1])
             choices = []
-            for _, _, i0, j0, inside in full[: 1 if judge is None else 4]:
+            for _, _, i0, j0, inside in full[: 1 if choose is None else 4]:
                 src = (cs[inside] - [i0, j0]).astype(np.float32)
                 if not along_first:
                     src = src[:, ::-1].copy()  # (col along 8, row along 4)
@@ -571,37 +576,47 @@ def _lattice_from_blobs(blobs: np.ndarray, judge: Callable[[np.ndarray], float] 
             if not choices:
                 continue
             if best is None or n > best[0]:
-                best = (n, choices, along_first)
+                best = (n, choices, along_first, r)
     if best is None:
         return None
-    h = best[1][0] if judge is None or len(best[1]) == 1 else min(best[1], key=judge)
-    # Polish: snap every one of the 32 predicted pits to its nearest circle, refit on all of them.
-    lattice = _LATTICE
-    for _ in range(2):
-        predicted = cv2.perspectiveTransform(lattice.reshape(-1, 1, 2), h).reshape(-1, 2)
-        pitch = float(np.median(np.linalg.norm(np.diff(predicted.reshape(4, 8, 2), axis=1), axis=2)))
-        dist = np.linalg.norm(predicted[:, None] - blobs[None, :, :2], axis=2)
-        nearest = np.argmin(dist, axis=1)
-        close = dist[np.arange(32), nearest] < 0.3 * pitch
-        if close.sum() < 12:
-            break
-        refit, _ = cv2.findHomography(lattice[close].astype(np.float32), blobs[nearest[close], :2].astype(np.float32), 0)
-        if refit is None:
-            break
-        h = refit
+    h = best[1][0] if choose is None else choose(best[1], best[3])
+    h = _polish(h, blobs)
     # A board's pits stop at its edge; a dotted table cloth's circles go on beyond the 4x8 block.
-    ring = np.array([(c, r) for r in range(-1, 5) for c in range(-1, 9) if r in (-1, 4) or c in (-1, 8)], np.float64)
-    beyond = cv2.perspectiveTransform(ring.reshape(-1, 1, 2), h).reshape(-1, 2)
-    predicted = cv2.perspectiveTransform(lattice.reshape(-1, 1, 2), h).reshape(-1, 2)
+    beyond = cv2.perspectiveTransform(_BEYOND.reshape(-1, 1, 2), h).reshape(-1, 2)
+    predicted = cv2.perspectiveTransform(_LATTICE.reshape(-1, 1, 2), h).reshape(-1, 2)
     pitch = float(np.median(np.linalg.norm(np.diff(predicted.reshape(4, 8, 2), axis=1), axis=2)))
-    near = np.linalg.norm(predicted[:, None] - blobs[None, :, :2], axis=2)
-    pit_r = float(np.median(blobs[np.argmin(near, axis=1), 2]))
+    pit_r = _pit_radius(h, blobs)
     alike = blobs[(blobs[:, 2] > 0.75 * pit_r) & (blobs[:, 2] < 1.35 * pit_r)]
     if len(alike):
         dist = np.linalg.norm(beyond[:, None] - alike[None, :, :2], axis=2).min(axis=1)
         if np.mean(dist < 0.25 * pitch) > 0.3:
             return None
     return h, best[2]
+
+
+def _polish(lattice_to_image: np.ndarray, blobs: np.ndarray) -> np.ndarray:
+    """The lattice refitted on the circles nearest its 32 pits (twice: the first refit moves the pits)."""
+    h = lattice_to_image
+    for _ in range(2):
+        predicted = cv2.perspectiveTransform(_LATTICE.reshape(-1, 1, 2), h).reshape(-1, 2)
+        pitch = float(np.median(np.linalg.norm(np.diff(predicted.reshape(4, 8, 2), axis=1), axis=2)))
+        dist = np.linalg.norm(predicted[:, None] - blobs[None, :, :2], axis=2)
+        nearest = np.argmin(dist, axis=1)
+        close = dist[np.arange(32), nearest] < 0.3 * pitch
+        if close.sum() < 12:
+            break
+        refit, _ = cv2.findHomography(_LATTICE[close].astype(np.float32), blobs[nearest[close], :2].astype(np.float32), 0)
+        if refit is None:
+            break
+        h = refit
+    return h
+
+
+def _pit_radius(lattice_to_image: np.ndarray, blobs: np.ndarray) -> float:
+    """Median radius of the circles nearest the lattice's 32 pits."""
+    predicted = cv2.perspectiveTransform(_LATTICE.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
+    near = np.linalg.norm(predicted[:, None] - blobs[None, :, :2], axis=2)
+    return float(np.median(blobs[np.argmin(near, axis=1), 2]))
 
 
 def _assign_lattice(pts: np.ndarray, u: np.ndarray, v: np.ndarray) -> dict[int, tuple[int, int]] | None:
@@ -1004,9 +1019,17 @@ def _corners_of(sides: list[_Edge], lens: _Lens) -> np.ndarray | None:
     return lens.distort(np.array(corners, np.float64))
 
 
-def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig()
-                     ) -> tuple[np.ndarray, np.ndarray, float, int] | None:
-    """(board corners TL,TR,BR,BL, 32 pit centres (unordered), pit radius, pits seen as circles), image px."""
+class PitLattice(NamedTuple):
+    """The 4x8 pit lattice found in an image (image px)."""
+
+    corners: np.ndarray  # of the board's top face, TL, TR, BR, BL
+    centres: np.ndarray  # the 32 pit centres, the lattice's own order (it may run either way)
+    radius: float  # median radius of the circles seen on pits
+    seen: int  # pits seen as circles
+
+
+def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig()) -> PitLattice | None:
+    """The board's pits as a lattice of round rims, and the board's outline around it."""
     small, scale = _downscale(image_bgr, config.pit_search_max_side_px)
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
     images = _EdgeImages.of(small, gray)
@@ -1016,6 +1039,33 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
         top, right, bottom, left = _board_edges(images, lattice_to_image, config)
         return abs(top - bottom) + abs(left - right)
 
+    def rims(lattice_to_image: np.ndarray, radius: float) -> float:
+        return float(rim_coherence(images.gx, images.gy, lattice_to_image, _LATTICE, radius).sum())
+
+    def choose(placements: list[np.ndarray], radius: float) -> np.ndarray:
+        # Round rims where the placement puts pits (the circle finder misses a shaded column,
+        # a board margin or the table beyond has none); when rims do not tell the placements
+        # apart (a hand hides the column), alike margins on opposite sides.
+        scores = [rims(h, radius) for h in placements]
+        near_best = [h for h, score in zip(placements, scores, strict=True) if score >= max(scores) - config.rim_margin]
+        return min(near_best, key=lopsided)
+
+    def slide(lattice_to_image: np.ndarray, blobs: np.ndarray) -> np.ndarray:
+        # The walk can also be a column or row off with more circles on its side (circles on a
+        # board's edge or rounded corner, on a patterned cloth), or sheared (a diagonal taken for
+        # a row): a placement a step or a shear away, snapped to the circles again, whose nodes
+        # show clearly rounder rims wins, until no step wins.
+        radius = _pit_radius(lattice_to_image, blobs)
+        for _ in range(3):
+            base = rims(lattice_to_image, radius)
+            moved = [_polish(lattice_to_image @ step, blobs) for step in _LATTICE_STEPS]
+            scores = [rims(h, radius) for h in moved]
+            top = int(np.argmax(scores))
+            if scores[top] < base + config.rim_margin:
+                break
+            lattice_to_image = moved[top]
+        return lattice_to_image
+
     def searches() -> Iterator[np.ndarray]:
         yield _circles(gray, config)
         # Low contrast (dark pits in dark wood, dim light, blur): the same search on a locally
@@ -1024,21 +1074,73 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
         yield _circles(clahe.apply(gray), config)
         yield _circles(gray, config, small_pits=True)
 
+    # The first lattice with nearly every pit seen as a circle; else the one with the most.
+    best: tuple[np.ndarray, np.ndarray, np.ndarray, float] | None = None
     for blobs in searches():
-        found = _lattice_from_blobs(blobs, lopsided)
+        found = _lattice_from_blobs(blobs, choose)
         if found is None:
             continue
-        lattice_to_image, _ = found
+        lattice_to_image = slide(found[0], blobs)
         pits = _pits_seen(lattice_to_image, blobs, config)
         if pits is None:
             continue
-        seen, centres, radius = pits
-        corners = _board_outline(images, lattice_to_image, config)
-        # The lattice knows which sides are long (its rows of 8 run along them).
-        if _signed_area(corners) < 0:
-            corners = corners[::-1].copy()  # a mirrored lattice: clockwise again, a long side still first
-        return _south_at_bottom(corners / scale, True), centres / scale, radius / scale, len(seen)
-    return None
+        if best is None or len(pits[0]) > len(best[1]):
+            best = (lattice_to_image, *pits)
+        if len(pits[0]) >= config.min_pits_seen_to_trust:
+            break
+    if best is None:
+        return None
+    lattice_to_image, seen, centres, radius = best
+    corners = _board_outline(images, lattice_to_image, config)
+    # The lattice knows which sides are long (its rows of 8 run along them).
+    if _signed_area(corners) < 0:
+        corners = corners[::-1].copy()  # a mirrored lattice: clockwise again, a long side still first
+    return PitLattice(_south_at_bottom(corners / scale, True), centres / scale, radius / scale, len(seen))
+
+
+#: Placements near a lattice (col, row) -> (col + shear * row + dc, row + dr), as homographies
+#: from the new lattice to the old: a column or two and a row off, and sheared by a column a row.
+_LATTICE_STEPS = [np.array([[1.0, shear, dc], [0.0, 1.0, dr], [0.0, 0.0, 1.0]])
+                  for shear in (-1, 0, 1) for dc in (-2, -1, 0, 1, 2) for dr in (-1, 0, 1) if (shear, dc, dr) != (0, 0, 0)]
+
+#: Where :func:`rim_coherence` samples a ring: angles, and radii as fractions of the pit radius.
+_RING_ANGLES = np.linspace(0.0, 2.0 * np.pi, 48, endpoint=False)
+_RING_RADII = np.linspace(0.75, 1.25, 6)
+_RING_SECTORS = 8
+
+
+def rim_coherence(gx: np.ndarray, gy: np.ndarray, lattice_to_image: np.ndarray, nodes: np.ndarray,
+                  radius: float) -> np.ndarray:
+    """Per lattice node (col, row): how radial the image gradient is on a ring around a pit's rim there.
+
+    The share of the gradient's energy that points along the radius, in each of eight
+    sectors of the ring, averaged: about 0.5 where the ring holds no round structure
+    (flat wood, grain, cloth, noise, a straight edge), near 1 on a pit's rim whatever
+    its colour or lighting (dark wood, shade). ``radius`` is the pit radius at the
+    lattice's middle (image px); perspective scales it by the local pitch.
+    """
+    h, w = gx.shape
+    nodes = np.asarray(nodes, np.float64).reshape(-1, 2)
+    n = len(nodes)
+    half_step = np.array([0.5, 0.0])
+    lattice_pts = np.concatenate([nodes, nodes - half_step, nodes + half_step, [[3.0, 1.5], [4.0, 1.5]]])
+    image_pts = cv2.perspectiveTransform(lattice_pts.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
+    centres = image_pts[:n]
+    local_pitch = np.linalg.norm(image_pts[2 * n: 3 * n] - image_pts[n: 2 * n], axis=1)
+    middle_pitch = max(float(np.linalg.norm(image_pts[-1] - image_pts[-2])), 1e-9)
+    radii = radius * local_pitch / middle_pitch
+    normals = np.stack([np.cos(_RING_ANGLES), np.sin(_RING_ANGLES)], axis=1)  # (angles, 2)
+    pts = centres[:, None, None] + (radii[:, None, None, None] * _RING_RADII[None, :, None, None]) * normals[None, None]
+    xs = np.clip(np.rint(pts[..., 0]).astype(int), 0, w - 1)
+    ys = np.clip(np.rint(pts[..., 1]).astype(int), 0, h - 1)
+    g1, g2 = gx[ys, xs], gy[ys, xs]
+    radial = g1 * normals[None, None, :, 0] + g2 * normals[None, None, :, 1]
+    # Per sector of the ring, then averaged: a straight edge just touching the ring is
+    # radial in one sector only, a rim in all of them.
+    sectors = (len(nodes), len(_RING_RADII), _RING_SECTORS, -1)
+    energy = (g1 * g1 + g2 * g2).reshape(sectors).sum(axis=(1, 3))
+    along = (radial * radial).reshape(sectors).sum(axis=(1, 3))
+    return np.asarray((along / np.maximum(energy, 1e-6)).mean(axis=1))
 
 
 def _pits_seen(lattice_to_image: np.ndarray, blobs: np.ndarray,

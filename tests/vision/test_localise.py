@@ -241,3 +241,61 @@ def test_a_lattice_is_believed_only_with_most_pits_seen_and_no_circles_off_it() 
     # Pit-sized circles between the lattice's pits: the lattice is not where the pits are.
     between = pits[:24].reshape(3, 8, 2)[:, :7].reshape(-1, 2) + 20.0
     assert _pits_seen(lattice_to_image, circles(np.vstack([pits[:24], between])), config) is None
+
+
+def _scan_render(style: str, seed: int, kind: str):  # type: ignore[no-untyped-def]
+    """A render as the localisation scans make them: the set-up, a mid-game or a heaped board, no hand."""
+    from omweso_cam.vision.synth import Scene, render_board
+
+    rng = np.random.default_rng(seed)
+    if kind == "set-up":
+        counts = [4] * 8 + [0] * 16 + [4] * 8
+    elif kind == "mid-game":
+        counts = [int(c) for c in rng.integers(0, 11, 32)]
+    else:
+        counts = [int(v) for v in np.minimum(rng.multinomial(64, rng.dirichlet(np.full(32, 0.5))), 20)]
+    return render_board(counts, scene=Scene.random(rng, style=style, hand=False), rng=rng)
+
+
+def test_rim_coherence_tells_pits_from_the_margin_and_the_board_edge() -> None:
+    from omweso_cam.vision.localise import _LATTICE, _gradients, rim_coherence
+
+    rng = np.random.default_rng(31)
+    drawn = draw_board(list(rng.integers(0, 6, 32)), rng=rng)
+    lattice_to_image, _ = cv2.findHomography(_LATTICE, drawn.pit_centers_px)
+    gx, gy = _gradients(cv2.cvtColor(drawn.image, cv2.COLOR_BGR2GRAY))
+    pitch = float(np.median(np.linalg.norm(np.diff(drawn.pit_centers_px.reshape(4, 8, 2), axis=1), axis=2)))
+    radius = 0.4 * pitch
+    on_pits = rim_coherence(gx, gy, lattice_to_image, _LATTICE, radius)
+    # Beyond the end columns lies the margin; beyond the long sides the board's straight edge
+    # passes close to the ring, radial in one sector only.
+    beyond = np.array([(c, r) for r in range(4) for c in (-1, 8)] + [(c, r) for c in range(8) for r in (-1, 4)], float)
+    off_pits = rim_coherence(gx, gy, lattice_to_image, beyond, radius)
+    assert np.median(on_pits) > 0.8 and on_pits.min() > 0.65
+    assert np.median(off_pits) < 0.6 and off_pits.max() < on_pits.min()
+
+
+@pytest.mark.parametrize(("style", "seed", "kind"), [
+    ("unseen", 900_018, "heaped"),  # the circle finder misses the shaded end column: the lattice slid onto the margin
+    ("unseen", 500_022, "mid-game"),  # circles on the board's far edge outnumbered a column of pits
+    ("default", 600_010, "mid-game"),  # a diagonal taken for a row: the lattice sheared
+    ("default", 600_030, "set-up"),
+])
+def test_find_board_puts_the_lattice_where_the_rims_are(style: str, seed: int, kind: str) -> None:
+    image, truth = _scan_render(style, seed, kind)
+    found = find_board(image)
+    assert found is not None
+    centres = np.asarray(truth.pit_centers_px)
+    pitch = float(np.median(np.linalg.norm(np.diff(centres.reshape(4, 8, 2), axis=1), axis=2)))
+    placed = np.asarray(found.detail["pit_centers_px"])  # the lattice's own order, which may run either way
+    worst = float(np.linalg.norm(centres[:, None] - placed[None], axis=2).min(axis=1).max())
+    assert worst < 0.25 * pitch, f"a pit placed {worst / pitch:.2f} pitches off"
+
+
+def test_find_board_tries_a_contrast_stretched_search_when_few_pits_were_circles() -> None:
+    # Dark pits in dark wood: the plain circle search sees 26 pits (not enough to trust the
+    # lattice without colour contrast), the contrast-stretched one all 32.
+    image, truth = _scan_render("default", 600_015, "set-up")
+    found = find_board(image)
+    assert found is not None
+    assert corner_error(found.corners_px, np.asarray(truth.corners_px)) < 0.02
