@@ -81,6 +81,7 @@ class LocaliseConfig:
     edge_support_keep: float = 0.8  # lines with this share of the best support compete on being innermost
     edge_candidate_keep: float = 0.4  # lines with this share of it may still win for alike opposite margins
     rim_margin: float = 0.6  # summed rim coherence (32 nodes) by which a lattice placement must win (~0.15 a node of a column)
+    rim_steps_polished: int = 4  # placements near a lattice snapped to the circles and measured again
     candidate_separation_of_pitch: float = 0.04  # candidate lines of one side lie at least this far apart
     max_margin_difference_of_pitch: float = 0.15  # opposite margins differing more than this look for an alike pair
     min_plumb_points: int = 8  # a side takes part in the lens fit with at least this many edge points
@@ -335,17 +336,18 @@ def find_board(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig
     area = float(h * w)
     # The 4x8 lattice of round pits is the strongest evidence there is: when it is found,
     # the board is where it says (edges refine it). Otherwise fall back to segmented regions.
-    lattice = find_pit_lattice(image_bgr, config=config)
-    if lattice is not None:
-        corners = lattice.corners
+    def trusted(lattice: PitLattice) -> bool:
         # The outline must show the pit pattern too (a dotted cloth's lattice of circles does not),
         # unless nearly every pit was seen as a circle: in dark wood the pits barely differ in
         # colour from the surface, and a cloth's circles do not stop at a 4x8 block.
-        score = lattice_score(small, corners * scale)
-        if score >= config.min_pit_lattice_score or lattice.seen >= config.min_pits_seen_to_trust:
-            return BoardLocation(corners, "auto", float(score), {"found_by": "pit lattice",
-                                                                 "pit_centers_px": lattice.centres,
-                                                                 "pit_radius_px": lattice.radius})
+        return (lattice.seen >= config.min_pits_seen_to_trust
+                or lattice_score(small, lattice.corners * scale) >= config.min_pit_lattice_score)
+
+    lattice = find_pit_lattice(image_bgr, config=config, trusted=trusted)
+    if lattice is not None and trusted(lattice):
+        return BoardLocation(lattice.corners, "auto", float(lattice_score(small, lattice.corners * scale)),
+                             {"found_by": "pit lattice", "pit_centers_px": lattice.centres,
+                              "pit_radius_px": lattice.radius})
     candidates: dict[tuple[int, ...], np.ndarray] = {}
     for mask in _candidate_masks(small, config):
         for quad in _quads_from_mask(mask, config.min_board_area_frac * area, config.max_board_area_frac * area):
@@ -1028,8 +1030,13 @@ class PitLattice(NamedTuple):
     seen: int  # pits seen as circles
 
 
-def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig()) -> PitLattice | None:
-    """The board's pits as a lattice of round rims, and the board's outline around it."""
+def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig(),
+                     trusted: Callable[[PitLattice], bool] | None = None) -> PitLattice | None:
+    """The board's pits as a lattice of round rims, and the board's outline around it.
+
+    The circle searches run in turn until one gives a lattice ``trusted`` accepts (any
+    lattice when None); failing that, the lattice with the most pits seen as circles.
+    """
     small, scale = _downscale(image_bgr, config.pit_search_max_side_px)
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
     images = _EdgeImages.of(small, gray)
@@ -1058,7 +1065,11 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
         radius = _pit_radius(lattice_to_image, blobs)
         for _ in range(3):
             base = rims(lattice_to_image, radius)
-            moved = [_polish(lattice_to_image @ step, blobs) for step in _LATTICE_STEPS]
+            # Every step's nodes in one go, then the few best snapped and measured again.
+            nodes = np.concatenate([_step_nodes(step) for step in _LATTICE_STEPS])
+            rough = rim_coherence(images.gx, images.gy, lattice_to_image, nodes, radius).reshape(len(_LATTICE_STEPS), -1)
+            order = np.argsort(-rough.sum(axis=1))[: config.rim_steps_polished]
+            moved = [_polish(lattice_to_image @ _LATTICE_STEPS[i], blobs) for i in order]
             scores = [rims(h, radius) for h in moved]
             top = int(np.argmax(scores))
             if scores[top] < base + config.rim_margin:
@@ -1074,8 +1085,7 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
         yield _circles(clahe.apply(gray), config)
         yield _circles(gray, config, small_pits=True)
 
-    # The first lattice with nearly every pit seen as a circle; else the one with the most.
-    best: tuple[np.ndarray, np.ndarray, np.ndarray, float] | None = None
+    best: PitLattice | None = None
     for blobs in searches():
         found = _lattice_from_blobs(blobs, choose)
         if found is None:
@@ -1084,18 +1094,17 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
         pits = _pits_seen(lattice_to_image, blobs, config)
         if pits is None:
             continue
-        if best is None or len(pits[0]) > len(best[1]):
-            best = (lattice_to_image, *pits)
-        if len(pits[0]) >= config.min_pits_seen_to_trust:
-            break
-    if best is None:
-        return None
-    lattice_to_image, seen, centres, radius = best
-    corners = _board_outline(images, lattice_to_image, config)
-    # The lattice knows which sides are long (its rows of 8 run along them).
-    if _signed_area(corners) < 0:
-        corners = corners[::-1].copy()  # a mirrored lattice: clockwise again, a long side still first
-    return PitLattice(_south_at_bottom(corners / scale, True), centres / scale, radius / scale, len(seen))
+        seen, centres, radius = pits
+        corners = _board_outline(images, lattice_to_image, config)
+        # The lattice knows which sides are long (its rows of 8 run along them).
+        if _signed_area(corners) < 0:
+            corners = corners[::-1].copy()  # a mirrored lattice: clockwise again, a long side still first
+        lattice = PitLattice(_south_at_bottom(corners / scale, True), centres / scale, radius / scale, len(seen))
+        if trusted is None or trusted(lattice):
+            return lattice
+        if best is None or lattice.seen > best.seen:
+            best = lattice
+    return best
 
 
 #: Placements near a lattice (col, row) -> (col + shear * row + dc, row + dr), as homographies
@@ -1103,9 +1112,14 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
 _LATTICE_STEPS = [np.array([[1.0, shear, dc], [0.0, 1.0, dr], [0.0, 0.0, 1.0]])
                   for shear in (-1, 0, 1) for dc in (-2, -1, 0, 1, 2) for dr in (-1, 0, 1) if (shear, dc, dr) != (0, 0, 0)]
 
+def _step_nodes(step: np.ndarray) -> np.ndarray:
+    """The 32 pit nodes of a placement ``step`` away, in the lattice's own coordinates."""
+    return cv2.perspectiveTransform(_LATTICE.reshape(-1, 1, 2), step).reshape(-1, 2)
+
+
 #: Where :func:`rim_coherence` samples a ring: angles, and radii as fractions of the pit radius.
-_RING_ANGLES = np.linspace(0.0, 2.0 * np.pi, 48, endpoint=False)
-_RING_RADII = np.linspace(0.75, 1.25, 6)
+_RING_ANGLES = np.linspace(0.0, 2.0 * np.pi, 32, endpoint=False)
+_RING_RADII = np.linspace(0.75, 1.25, 4)
 _RING_SECTORS = 8
 
 
