@@ -614,6 +614,13 @@ def _polish(lattice_to_image: np.ndarray, blobs: np.ndarray) -> np.ndarray:
     return h
 
 
+def _circled_pits(lattice_to_image: np.ndarray, blobs: np.ndarray) -> int:
+    """How many of the lattice's 32 pits have a circle within 0.3 pitch."""
+    predicted = cv2.perspectiveTransform(_LATTICE.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
+    pitch = float(np.median(np.linalg.norm(np.diff(predicted.reshape(4, 8, 2), axis=1), axis=2)))
+    return int((np.linalg.norm(predicted[:, None] - blobs[None, :, :2], axis=2).min(axis=1) < 0.3 * pitch).sum())
+
+
 def _pit_radius(lattice_to_image: np.ndarray, blobs: np.ndarray) -> float:
     """Median radius of the circles nearest the lattice's 32 pits."""
     predicted = cv2.perspectiveTransform(_LATTICE.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
@@ -1070,7 +1077,9 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
             rough = rim_coherence(images.gx, images.gy, lattice_to_image, nodes, radius).reshape(len(_LATTICE_STEPS), -1)
             order = np.argsort(-rough.sum(axis=1))[: config.rim_steps_polished]
             moved = [_polish(lattice_to_image @ _LATTICE_STEPS[i], blobs) for i in order]
-            scores = [rims(h, radius) for h in moved]
+            # ... without losing circles: a placement that leaves circled pits behind is not a better one.
+            circles = _circled_pits(lattice_to_image, blobs)
+            scores = [rims(h, radius) if _circled_pits(h, blobs) >= circles else -np.inf for h in moved]
             top = int(np.argmax(scores))
             if scores[top] < base + config.rim_margin:
                 break
