@@ -292,6 +292,23 @@ def test_find_board_puts_the_lattice_where_the_rims_are(style: str, seed: int, k
     assert worst < 0.25 * pitch, f"a pit placed {worst / pitch:.2f} pitches off"
 
 
+def test_find_board_keeps_a_lattice_whose_circles_are_all_on_pits() -> None:
+    # Pits full of dark seeds and a shadow across the board: a placement a column off, onto
+    # the board's edge, measures rounder rims after snapping, but would leave circled pits behind.
+    import json
+
+    from omweso_cam.resources import samples_dir
+
+    path = samples_dir() / "stills" / "still_004.jpg"
+    truth = json.loads(path.with_suffix(".json").read_text())
+    found = find_board(cv2.imread(str(path)))
+    assert found is not None
+    centres = np.asarray(truth["pit_centers_px"])
+    pitch = float(np.median(np.linalg.norm(np.diff(centres.reshape(4, 8, 2), axis=1), axis=2)))
+    placed = np.asarray(found.detail["pit_centers_px"])
+    assert float(np.linalg.norm(centres[:, None] - placed[None], axis=2).min(axis=1).max()) < 0.25 * pitch
+
+
 def test_find_board_tries_a_contrast_stretched_search_when_few_pits_were_circles() -> None:
     # Dark pits in dark wood: the plain circle search sees 26 pits (not enough to trust the
     # lattice without colour contrast), the contrast-stretched one all 32.
