@@ -6,6 +6,8 @@
 Accuracy rows: sample_images/stills (held to its truth JSON); fresh renders in the
 renderer's default style with new scene seeds; fresh renders in its held-out
 ``unseen`` style (other woods, seed colours, light), never used for tuning.
+Localisation scan: the markerless finder alone on renders of three styles without a hand:
+boards not found, pit lattices placed a column or row off, outlines off.
 Pit size: default-style renders at 640x360, 800x450 and 1280x720, read at their true
 corners, counting accuracy by pit diameter in the image (what "Camera placement" in the
 README rests on).
@@ -52,17 +54,55 @@ def _renders(n: int, style: str, seed: int) -> list[tuple[np.ndarray | None, dic
     out: list[tuple[np.ndarray | None, dict[str, Any]]] = []
     for k in range(n):
         rng = np.random.default_rng(seed + k)
-        kind = k % 3
-        if kind == 0:
-            counts = [4] * 8 + [0] * 16 + [4] * 8
-        elif kind == 1:
-            counts = [int(c) for c in rng.integers(0, 11, 32)]
-        else:
-            c = rng.multinomial(64, rng.dirichlet(np.full(32, 0.5)))
-            counts = [int(v) for v in np.minimum(c, 20)]
+        counts = _counts(k, rng)
         image, truth = render_board(counts, scene=Scene.random(rng, style=style), rng=rng)
         out.append((image, truth.to_json()))
     return out
+
+
+def _counts(k: int, rng: np.random.Generator) -> list[int]:
+    """The k-th render's board: the standard set-up, a mid-game of 0-10 a pit, or heaps up to 20 (in turn)."""
+    if k % 3 == 0:
+        return [4] * 8 + [0] * 16 + [4] * 8
+    if k % 3 == 1:
+        return [int(c) for c in rng.integers(0, 11, 32)]
+    c = rng.multinomial(64, rng.dirichlet(np.full(32, 0.5)))
+    return [int(v) for v in np.minimum(c, 20)]
+
+
+def _localisation_scan(n: int, seed: int) -> list[list[object]]:
+    """Rows (style, boards, not found, pit lattice off, outline off) of the markerless finder on renders without a hand.
+
+    "Lattice off": a true pit more than half a pitch from every pit the finder placed
+    (a column or row off, sheared); "outline off": a corner more than 0.4 pitch from the
+    truth with the pits placed right.
+    """
+    from omweso_cam.vision.localise import find_board
+    from omweso_cam.vision.synth import Scene, render_board
+
+    rows: list[list[object]] = []
+    for i, style in enumerate(("default", "unseen", "randomised")):
+        boards = missing = lattice_off = outline_off = 0
+        for k in range(n):
+            rng = np.random.default_rng(seed + 10_000 * i + k)
+            counts = _counts(k, rng)
+            image, truth = render_board(counts, scene=Scene.random(rng, style=style, hand=False), rng=rng)
+            if truth.corners_px is None or truth.pit_centers_px is None:
+                continue
+            boards += 1
+            found = find_board(image)
+            if found is None:
+                missing += 1
+                continue
+            centres = np.asarray(truth.pit_centers_px)
+            pitch = float(np.median(np.linalg.norm(np.diff(centres.reshape(4, 8, 2), axis=1), axis=2)))
+            placed = found.detail.get("pit_centers_px")
+            if placed is not None and np.linalg.norm(centres[:, None] - np.asarray(placed)[None], axis=2).min(axis=1).max() > 0.5 * pitch:
+                lattice_off += 1
+            elif np.linalg.norm(found.corners_px - np.asarray(truth.corners_px), axis=1).max() > 0.4 * pitch:
+                outline_off += 1
+        rows.append([style, boards, missing, lattice_off, outline_off])
+    return rows
 
 
 #: Pit-diameter bins (image pixels) of the pit-size table.
@@ -153,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--renders", type=int, default=24, help="fresh renders per style (0: none)")
     parser.add_argument("--seed", type=int, default=900_001, help="scene seeds start here (not used in tuning)")
     parser.add_argument("--size-renders", type=int, default=60, help="renders for the pit-size table (0: none)")
+    parser.add_argument("--scan", type=int, default=20,
+                        help="renders per style for the localisation scan (default, unseen, randomised; 0: none)")
     parser.add_argument("--speed-frames", type=int, default=60)
     parser.add_argument("--json", type=Path, help="also write the numbers here")
     args = parser.parse_args(argv)
@@ -182,6 +224,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {name} | {s['corners_within_half_pct']} / {s['corners_within_1pct']} of {s['boards_found']} | "
               f"{s['pit_error_max_median']:.3f} | {s['pits_all_within_quarter_radius']}/{s['pit_error_boards']} | "
               f"{s['ms_localise_median'] + s['ms_grid_median']:.0f} |")
+    if args.scan:
+        rows = _localisation_scan(args.scan, args.seed + 200_000)
+        results["localisation_scan"] = rows
+        print(f"\n| localisation scan (no hand, seeds {args.seed + 200_000}+) | boards | not found | pit lattice off "
+              "(a pit over half a pitch out) | outline off (a corner over 0.4 pitch out) |")
+        print("|---|---|---|---|---|")
+        for row in rows:
+            print("| " + " | ".join(str(v) for v in row) + " |", flush=True)
     if args.size_renders:
         rows = _by_pit_size(args.size_renders, args.seed + 50_000)
         results["by_pit_size"] = rows
