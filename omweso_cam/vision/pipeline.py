@@ -64,7 +64,6 @@ class ReaderConfig:
     gap_foreign_chroma: float = 8.0
     # ... or its Lab colour (lightness counted half) by this much (a dark object, of any hue).
     gap_foreign_distance: float = 40.0
-    gap_foreign_distance_small: float = 28.0  # the Lab test alone, on boards with pits under min_pit_diameter_px
     localise: LocaliseConfig = field(default_factory=LocaliseConfig)
     rectify: RectifyConfig = field(default_factory=RectifyConfig)
     grid: GridConfig = field(default_factory=GridConfig)
@@ -280,8 +279,7 @@ class BoardReader:
         grid = self.grid_for(board, location)
         t = lap("grid", t)
 
-        across = pit_diameter_px(board, grid)
-        foreign = self._foreign_gap_fraction(board.image, grid, small_board=across < self.config.min_pit_diameter_px)
+        foreign = self._foreign_gap_fraction(board.image, grid)
         if foreign > self.config.occluded_gap_frac:
             return finish(OCCLUDED, f"{foreign:.0%} of the board surface hidden (hand or object over the board)",
                           corners_px=corners_out, grid=grid, rectified=board, scale=scale, method=location.method)
@@ -292,6 +290,7 @@ class BoardReader:
         pit_counts = count_seeds(board.image, grid, model=self.seed_model, config=self.config.count,
                                  camera_bgr=image, board_from_image=board.board_from_image, views=views)
         t = lap("count", t)
+        across = pit_diameter_px(board, grid)
         unreliable = ""
         if across < self.config.min_pit_diameter_px:
             unreliable = (f"board small in the image: pits about {across:.0f} px across, counts are unreliable "
@@ -335,7 +334,7 @@ class BoardReader:
         return refine_grid(board.image, lattice, config=self.config.grid)
 
 
-    def _foreign_gap_fraction(self, rectified: np.ndarray, grid: PitGrid, *, small_board: bool = False) -> float:
+    def _foreign_gap_fraction(self, rectified: np.ndarray, grid: PitGrid) -> float:
         """Share of the between-pit gaps whose colour is far from the board surface (a hand, an arm).
 
         Compared by chromaticity first: a shadow or a lamp's gradient across the board darkens
@@ -345,11 +344,6 @@ class BoardReader:
         renders of three styles not used in choosing the thresholds (true corners): clear
         boards called occluded 11/131 -> 4/131, occlusions seen 54/109 -> 59/109; on the
         sample stills (used in choosing) 1/38 -> 0/38 and 11/18 -> 14/18.
-
-        On a ``small_board`` (pits under ``min_pit_diameter_px`` across in the image) the gaps
-        are a few pixels wide and JPEG keeps colour at half resolution: their chromaticity is
-        the pits', so the Lab distance alone decides (``gap_foreign_distance_small``). On
-        track_bench's 25 px film the chromaticity test called 22 of its 24 still frames occluded.
         """
         c = grid.centers_px.reshape(4, 8, 2)
         # Gap points: the middle of every 2x2 block of pit centres, and of each pair along a row
@@ -378,10 +372,7 @@ class BoardReader:
         off = values - surface
         lab_distance = np.sqrt(0.25 * off[:, 0] ** 2 + off[:, 1] ** 2 + off[:, 2] ** 2)
         chroma_distance = np.linalg.norm(off[:, 3:], axis=1)
-        if small_board:
-            foreign = lab_distance > self.config.gap_foreign_distance_small
-        else:
-            foreign = (chroma_distance > self.config.gap_foreign_chroma) | (lab_distance > self.config.gap_foreign_distance)
+        foreign = (chroma_distance > self.config.gap_foreign_chroma) | (lab_distance > self.config.gap_foreign_distance)
         return float(np.mean(foreign))
 
 
