@@ -123,19 +123,13 @@ def _lattice(w: float, h: float, mx: float, my: float) -> np.ndarray:
 
 def surface_colour(rectified_bgr: np.ndarray, lab: np.ndarray | None = None) -> np.ndarray:
     """Lab colour (OpenCV 8-bit scale) of the bare board: the median of a band just inside its edge."""
+    h, w = rectified_bgr.shape[:2]
     if lab is None:
         lab = cv2.cvtColor(rectified_bgr, cv2.COLOR_BGR2LAB).astype(np.float32)
-    return edge_band_median(lab)
-
-
-def edge_band_median(values: np.ndarray) -> np.ndarray:
-    """Per channel, the median of a top-down board image (any channels) over a band just inside its edge."""
-    h, w = values.shape[:2]
-    c = values.shape[2] if values.ndim == 3 else 1
     b0, b1 = max(1, round(0.015 * h)), max(2, round(0.05 * h))
     band = np.concatenate([
-        values[b0:b1].reshape(-1, c), values[h - b1 : h - b0].reshape(-1, c),
-        values[:, b0:b1].reshape(-1, c), values[:, w - b1 : w - b0].reshape(-1, c),
+        lab[b0:b1].reshape(-1, 3), lab[h - b1 : h - b0].reshape(-1, 3),
+        lab[:, b0:b1].reshape(-1, 3), lab[:, w - b1 : w - b0].reshape(-1, 3),
     ])
     return np.asarray(np.median(band, axis=0), np.float32)
 

@@ -26,10 +26,10 @@ from omweso_cam.vision.count import (
 from omweso_cam.vision.grid import (
     GridConfig,
     PitGrid,
-    edge_band_median,
     fit_grid,
     grid_from_points,
     refine_grid,
+    surface_difference,
 )
 from omweso_cam.vision.localise import BoardLocation, LocaliseConfig, find_board, find_markers
 from omweso_cam.vision.rectify import (
@@ -59,11 +59,7 @@ class ReaderConfig:
     # (66 % at 30-36 px, 44 % under 24). README, "Camera placement".
     min_pit_diameter_px: float = 36.0
     occluded_gap_frac: float = 0.05  # share of between-pit gaps that look foreign -> "occluded" (3 of the 49)
-    # A gap is foreign when its colour's chromaticity (b, g, r of b+g+r, in percent) differs from the bare
-    # surface's by this much (a sleeve, a hand on dark wood; shadows and light gradients keep it)...
-    gap_foreign_chroma: float = 8.0
-    # ... or its Lab colour (lightness counted half) by this much (a dark object, of any hue).
-    gap_foreign_distance: float = 40.0
+    gap_foreign_distance: float = 28.0  # Lab distance from the surface that marks a gap foreign
     localise: LocaliseConfig = field(default_factory=LocaliseConfig)
     rectify: RectifyConfig = field(default_factory=RectifyConfig)
     grid: GridConfig = field(default_factory=GridConfig)
@@ -335,27 +331,14 @@ class BoardReader:
 
 
     def _foreign_gap_fraction(self, rectified: np.ndarray, grid: PitGrid) -> float:
-        """Share of the between-pit gaps whose colour is far from the board surface (a hand, an arm).
-
-        Compared by chromaticity first: a shadow or a lamp's gradient across the board darkens
-        the wood without changing its hue, a sleeve or a hand on dark wood does not. A gap far
-        off in plain Lab colour too (a dark object) counts, so shade under about half the
-        light still does. Against the Lab distance alone (28, lightness counted half), on 240
-        renders of three styles not used in choosing the thresholds (true corners): clear
-        boards called occluded 11/131 -> 4/131, occlusions seen 54/109 -> 59/109; on the
-        sample stills (used in choosing) 1/38 -> 0/38 and 11/18 -> 14/18.
-        """
+        """Share of the between-pit gaps whose colour is far from the board surface (a hand, an arm)."""
         c = grid.centers_px.reshape(4, 8, 2)
         # Gap points: the middle of every 2x2 block of pit centres, and of each pair along a row
         # (in the half-resolution image: plenty for "is this patch still wood?").
         gaps = np.concatenate([((c[:3, :7] + c[1:, 1:]) / 4).reshape(-1, 2), ((c[:, :7] + c[:, 1:]) / 4).reshape(-1, 2)])
         small = cv2.resize(rectified, (rectified.shape[1] // 2, rectified.shape[0] // 2), interpolation=cv2.INTER_AREA)
-        lab = cv2.cvtColor(small, cv2.COLOR_BGR2LAB).astype(np.float32)
-        bgr = small.astype(np.float32) + 1.0
-        chroma = 100.0 * bgr / bgr.sum(axis=2, keepdims=True)  # each channel's share of the sum, in percent
-        colours = np.concatenate([lab, chroma], axis=2)
-        surface = edge_band_median(colours)
-        h, w = small.shape[:2]
+        diff = surface_difference(small)
+        h, w = diff.shape
         half = max(1, int(0.06 * grid.radius_px))
         centre = np.round(gaps).astype(int)  # (x, y) per gap
         if (centre >= half).all() and (centre[:, 0] < w - half).all() and (centre[:, 1] < h - half).all():
@@ -363,17 +346,12 @@ class BoardReader:
             offsets = np.arange(-half, half + 1)
             ys = centre[:, 1, None, None] + offsets[None, :, None]
             xs = centre[:, 0, None, None] + offsets[None, None, :]
-            values = np.median(colours[ys, xs].reshape(len(centre), -1, colours.shape[2]), axis=1)
+            values = np.median(diff[ys, xs].reshape(len(centre), -1), axis=1)
         else:
-            patches = [colours[max(0, yi - half) : min(h, yi + half + 1), max(0, xi - half) : min(w, xi + half + 1)]
+            patches = [diff[max(0, yi - half) : min(h, yi + half + 1), max(0, xi - half) : min(w, xi + half + 1)]
                        for xi, yi in centre]
-            values = np.array([np.median(p.reshape(-1, colours.shape[2]), axis=0) if p.size else surface
-                               for p in patches])
-        off = values - surface
-        lab_distance = np.sqrt(0.25 * off[:, 0] ** 2 + off[:, 1] ** 2 + off[:, 2] ** 2)
-        chroma_distance = np.linalg.norm(off[:, 3:], axis=1)
-        foreign = (chroma_distance > self.config.gap_foreign_chroma) | (lab_distance > self.config.gap_foreign_distance)
-        return float(np.mean(foreign))
+            values = np.array([float(np.median(p)) if p.size else 0.0 for p in patches])
+        return float(np.mean(values > self.config.gap_foreign_distance))
 
 
 # --------------------------------------------------------------------------- files

@@ -190,21 +190,6 @@ def test_a_sleeve_over_a_few_pits_is_occluded_not_read(drawn) -> None:  # type: 
     assert reading.status == "occluded" and reading.counts is None
 
 
-@pytest.mark.parametrize("light", [0.5, 0.6])
-def test_a_shadow_across_the_board_is_read_not_occluded(drawn, light: float) -> None:  # type: ignore[no-untyped-def]
-    import cv2
-
-    # A person by the lamp: a band of shade over half the board darkens the wood, not its hue
-    # (the plain Lab distance called these occluded; a shade under half the light still is).
-    shaded = drawn.image.astype(np.float32)
-    h, w = shaded.shape[:2]
-    mask = np.zeros((h, w), np.uint8)
-    cv2.fillConvexPoly(mask, np.array([[420, 0], [700, 0], [460, h], [180, h]], np.int32), 1)
-    shaded[mask.astype(bool)] *= light
-    reading = BoardReader().at_corners(CORNERS, (w, h)).read(shaded.astype(np.uint8))
-    assert reading.status == "ok", reading.detail
-
-
 def test_seed_model_learnt_from_labelled_crops_counts_another_board() -> None:
     """calibrate-from-examples path: crops of one drawn board teach, another is counted."""
     config = CountConfig()
