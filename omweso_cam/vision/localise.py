@@ -2,19 +2,19 @@
 
 Three ways, one result type (:class:`BoardLocation`):
 
-* :func:`find_board` - automatic and markerless: first the 4x8 lattice of round
-  pits (Hough circles, again on a contrast-stretched image if need be, a lattice
-  walk that steps over hidden pits, a homography; moved a column or row or unsheared
-  when its nodes then show rounder rims, see :func:`rim_coherence`; believed only
-  when most of its pits are circles and no pit-sized circles lie off it), then each side of the
-  board's top face as a line through edge points found outward from the lattice:
-  the innermost well-supported line with the board's surface colour inside and
-  another colour outside (side faces, shadows and grain lines lose), or a pair of
-  supported lines giving opposite sides alike margins when the innermost ones do
-  not. One radial lens distortion, fitted so that all sides come out straight
-  (plumb line), bends the corners back into the image. Without a lattice:
-  candidate quads from colour segmentation and edges, each checked for the pit
-  pattern (which also rejects empty tables);
+* :func:`find_board` - automatic and markerless: first the 4x8 lattice of round pits
+  (Hough circles, again on a contrast-stretched image if need be, a lattice walk that
+  steps over hidden pits, a homography; moved a column or a row, or unsheared, when
+  its nodes then show rounder rims and keep their circles, see :func:`rim_coherence`;
+  believed only when most of its pits are circles and no pit-sized circles lie off
+  it), then each side of the board's top face as a line through edge points found
+  outward from the lattice: the innermost well-supported line with the board's surface
+  colour inside and another colour outside (side faces, shadows and grain lines lose),
+  or a pair of supported lines giving opposite sides alike margins when the innermost
+  ones do not. One radial lens distortion, fitted so that all sides come out straight
+  (plumb line), bends the corners back into the image. Without a lattice: candidate
+  quads from colour segmentation and edges, each checked for the pit pattern (which
+  also rejects empty tables);
 * :func:`find_markers` - four printed ArUco markers (ids 0..3 = TL, TR, BR, BL
   seen from South) lying just outside the board corners;
 * :func:`parse_corners` - four points given by a person.
