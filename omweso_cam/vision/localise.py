@@ -585,9 +585,8 @@ def _lattice_from_blobs(blobs: np.ndarray, choose: Callable[[list[np.ndarray], f
     h = _polish(h, blobs)
     # A board's pits stop at its edge; a dotted table cloth's circles go on beyond the 4x8 block.
     beyond = cv2.perspectiveTransform(_BEYOND.reshape(-1, 1, 2), h).reshape(-1, 2)
-    predicted = cv2.perspectiveTransform(_LATTICE.reshape(-1, 1, 2), h).reshape(-1, 2)
-    pitch = float(np.median(np.linalg.norm(np.diff(predicted.reshape(4, 8, 2), axis=1), axis=2)))
-    pit_r = _pit_radius(h, blobs)
+    _, pitch, nearest, _ = _nearest_circles(h, blobs)
+    pit_r = float(np.median(blobs[nearest, 2]))
     alike = blobs[(blobs[:, 2] > 0.75 * pit_r) & (blobs[:, 2] < 1.35 * pit_r)]
     if len(alike):
         dist = np.linalg.norm(beyond[:, None] - alike[None, :, :2], axis=2).min(axis=1)
@@ -600,11 +599,7 @@ def _polish(lattice_to_image: np.ndarray, blobs: np.ndarray) -> np.ndarray:
     """The lattice refitted on the circles nearest its 32 pits (twice: the first refit moves the pits)."""
     h = lattice_to_image
     for _ in range(2):
-        predicted = cv2.perspectiveTransform(_LATTICE.reshape(-1, 1, 2), h).reshape(-1, 2)
-        pitch = float(np.median(np.linalg.norm(np.diff(predicted.reshape(4, 8, 2), axis=1), axis=2)))
-        dist = np.linalg.norm(predicted[:, None] - blobs[None, :, :2], axis=2)
-        nearest = np.argmin(dist, axis=1)
-        close = dist[np.arange(32), nearest] < 0.3 * pitch
+        _, _, nearest, close = _nearest_circles(h, blobs)
         if close.sum() < 12:
             break
         refit, _ = cv2.findHomography(_LATTICE[close].astype(np.float32), blobs[nearest[close], :2].astype(np.float32), 0)
@@ -614,18 +609,24 @@ def _polish(lattice_to_image: np.ndarray, blobs: np.ndarray) -> np.ndarray:
     return h
 
 
+def _nearest_circles(lattice_to_image: np.ndarray, blobs: np.ndarray) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+    """The lattice's 32 pit centres in the image, their pitch along the rows (median), the
+    nearest circle to each pit (index into ``blobs``), and whether it lies within 0.3 pitch."""
+    centres = cv2.perspectiveTransform(_LATTICE.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
+    pitch = float(np.median(np.linalg.norm(np.diff(centres.reshape(4, 8, 2), axis=1), axis=2)))
+    dist = np.linalg.norm(centres[:, None] - blobs[None, :, :2], axis=2)
+    nearest = np.argmin(dist, axis=1)
+    return centres, pitch, nearest, dist[np.arange(len(centres)), nearest] < 0.3 * pitch
+
+
 def _circled_pits(lattice_to_image: np.ndarray, blobs: np.ndarray) -> int:
     """How many of the lattice's 32 pits have a circle within 0.3 pitch."""
-    predicted = cv2.perspectiveTransform(_LATTICE.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
-    pitch = float(np.median(np.linalg.norm(np.diff(predicted.reshape(4, 8, 2), axis=1), axis=2)))
-    return int((np.linalg.norm(predicted[:, None] - blobs[None, :, :2], axis=2).min(axis=1) < 0.3 * pitch).sum())
+    return int(_nearest_circles(lattice_to_image, blobs)[3].sum())
 
 
 def _pit_radius(lattice_to_image: np.ndarray, blobs: np.ndarray) -> float:
     """Median radius of the circles nearest the lattice's 32 pits."""
-    predicted = cv2.perspectiveTransform(_LATTICE.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
-    near = np.linalg.norm(predicted[:, None] - blobs[None, :, :2], axis=2)
-    return float(np.median(blobs[np.argmin(near, axis=1), 2]))
+    return float(np.median(blobs[_nearest_circles(lattice_to_image, blobs)[2], 2]))
 
 
 def _assign_lattice(pts: np.ndarray, u: np.ndarray, v: np.ndarray) -> dict[int, tuple[int, int]] | None:
@@ -1175,13 +1176,10 @@ def _pits_seen(lattice_to_image: np.ndarray, blobs: np.ndarray,
     for a pit) predicts pits where no circle is, and leaves pit-sized circles inside
     its outline off its pits.
     """
-    centres = cv2.perspectiveTransform(_LATTICE.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
-    pitch = float(np.median(np.linalg.norm(np.diff(centres.reshape(4, 8, 2), axis=1), axis=2)))
-    near = np.linalg.norm(centres[:, None] - blobs[None, :, :2], axis=2)
-    on_pit = near.min(axis=1) < 0.3 * pitch
+    centres, pitch, nearest, on_pit = _nearest_circles(lattice_to_image, blobs)
     if on_pit.sum() < config.min_pits_seen:
         return None
-    seen = np.argmin(near, axis=1)[on_pit]
+    seen = nearest[on_pit]
     radius = float(np.median(blobs[seen, 2]))
     alike = blobs[(blobs[:, 2] > 0.75 * radius) & (blobs[:, 2] < 1.35 * radius)]
     if len(alike):
