@@ -29,7 +29,7 @@ from omweso_cam.vision.grid import (
     fit_grid,
     grid_from_points,
     refine_grid,
-    surface_difference,
+    surface_colour,
 )
 from omweso_cam.vision.localise import BoardLocation, LocaliseConfig, find_board, find_markers
 from omweso_cam.vision.rectify import (
@@ -59,7 +59,10 @@ class ReaderConfig:
     # (66 % at 30-36 px, 44 % under 24). README, "Camera placement".
     min_pit_diameter_px: float = 36.0
     occluded_gap_frac: float = 0.05  # share of between-pit gaps that look foreign -> "occluded" (3 of the 49)
-    gap_foreign_distance: float = 28.0  # Lab distance from the surface that marks a gap foreign
+    # Lab distance from the surface that marks a gap foreign (lightness counted half, and measured
+    # against a plane through the gaps' own lightness: see _foreign_gap_fraction).
+    gap_foreign_distance: float = 24.0
+    gap_plane_keep: float = 0.6  # share of the gaps the lightness plane is fitted to (those it fits best)
     localise: LocaliseConfig = field(default_factory=LocaliseConfig)
     rectify: RectifyConfig = field(default_factory=RectifyConfig)
     grid: GridConfig = field(default_factory=GridConfig)
@@ -331,14 +334,21 @@ class BoardReader:
 
 
     def _foreign_gap_fraction(self, rectified: np.ndarray, grid: PitGrid) -> float:
-        """Share of the between-pit gaps whose colour is far from the board surface (a hand, an arm)."""
+        """Share of the between-pit gaps whose colour is far from the board surface (a hand, an arm).
+
+        Hue (Lab a, b) is compared with the bare surface along the board's rim. Lightness is
+        compared with a plane fitted through the gaps' own lightness, robustly (refitted to the
+        ``gap_plane_keep`` share it fits best), so a lamp's gradient or a broad shadow across the
+        board is not foreign while a hand, covering some gaps and not others, stands out of it.
+        """
         c = grid.centers_px.reshape(4, 8, 2)
         # Gap points: the middle of every 2x2 block of pit centres, and of each pair along a row
         # (in the half-resolution image: plenty for "is this patch still wood?").
         gaps = np.concatenate([((c[:3, :7] + c[1:, 1:]) / 4).reshape(-1, 2), ((c[:, :7] + c[:, 1:]) / 4).reshape(-1, 2)])
         small = cv2.resize(rectified, (rectified.shape[1] // 2, rectified.shape[0] // 2), interpolation=cv2.INTER_AREA)
-        diff = surface_difference(small)
-        h, w = diff.shape
+        lab = cv2.cvtColor(small, cv2.COLOR_BGR2LAB).astype(np.float32)
+        diff = lab - surface_colour(small, lab)
+        h, w = diff.shape[:2]
         half = max(1, int(0.06 * grid.radius_px))
         centre = np.round(gaps).astype(int)  # (x, y) per gap
         if (centre >= half).all() and (centre[:, 0] < w - half).all() and (centre[:, 1] < h - half).all():
@@ -346,12 +356,26 @@ class BoardReader:
             offsets = np.arange(-half, half + 1)
             ys = centre[:, 1, None, None] + offsets[None, :, None]
             xs = centre[:, 0, None, None] + offsets[None, None, :]
-            values = np.median(diff[ys, xs].reshape(len(centre), -1), axis=1)
+            values = np.median(diff[ys, xs].reshape(len(centre), -1, 3), axis=1)
         else:
             patches = [diff[max(0, yi - half) : min(h, yi + half + 1), max(0, xi - half) : min(w, xi + half + 1)]
                        for xi, yi in centre]
-            values = np.array([float(np.median(p)) if p.size else 0.0 for p in patches])
-        return float(np.mean(values > self.config.gap_foreign_distance))
+            values = np.array([np.median(p.reshape(-1, 3), axis=0) if p.size else np.zeros(3) for p in patches])
+        lightness = values[:, 0] - _robust_plane(gaps / (w, h), values[:, 0], self.config.gap_plane_keep)
+        # Lightness counts half: shading varies more than hue across a wooden board.
+        distance = np.sqrt(0.25 * lightness**2 + values[:, 1] ** 2 + values[:, 2] ** 2)
+        return float(np.mean(distance > self.config.gap_foreign_distance))
+
+
+def _robust_plane(xy: np.ndarray, values: np.ndarray, keep: float, rounds: int = 3) -> np.ndarray:
+    """The plane a + b x + c y through ``values`` at points ``xy``, refitted to the ``keep`` share it fits best."""
+    design = np.column_stack([np.ones(len(xy)), xy])
+    use = np.ones(len(xy), bool)
+    for _ in range(rounds):
+        coef = np.linalg.lstsq(design[use], values[use], rcond=None)[0]
+        misfit = np.abs(values - design @ coef)
+        use = misfit <= np.quantile(misfit, keep)
+    return np.asarray(design @ coef)
 
 
 # --------------------------------------------------------------------------- files

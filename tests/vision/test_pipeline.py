@@ -190,6 +190,31 @@ def test_a_sleeve_over_a_few_pits_is_occluded_not_read(drawn) -> None:  # type: 
     assert reading.status == "occluded" and reading.counts is None
 
 
+def test_a_lamp_beside_the_board_is_not_an_occlusion_and_a_sleeve_under_it_still_is(drawn) -> None:  # type: ignore[no-untyped-def]
+    import cv2
+
+    h, w = drawn.image.shape[:2]
+    # A lamp just beyond the South-West corner: light falls off with distance, to a sixth of it
+    # at the far corner, the same on every channel. The board's rim is no longer the colour of
+    # the wood between the pits (the rule this replaced called it 12% hidden).
+    lamp = CORNERS[3] + 0.15 * (CORNERS[3] - CORNERS[1])
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    distance = np.hypot(xx - lamp[0], yy - lamp[1]) / np.linalg.norm(CORNERS[1] - CORNERS[3])
+    light = 1.0 / (1.0 + (distance / 0.5) ** 2)
+    lit = np.clip(drawn.image * (1.3 * light / light.max())[..., None], 0, 255).astype(np.uint8)
+    reader = BoardReader().at_corners(CORNERS, (w, h))
+    board = rectify(lit, CORNERS)
+    assert reader._foreign_gap_fraction(board.image, fit_grid(board.image)) == 0.0
+    assert reader.read(lit).status == "ok"
+    c = drawn.pit_centers_px.reshape(4, 8, 2)
+    middle = (c[1, 5] + c[2, 6]) / 2
+    pitch = float(np.linalg.norm(c[1, 4] - c[1, 3]))
+    covered = lit.copy()
+    cv2.ellipse(covered, (round(middle[0]), round(middle[1])), (round(0.75 * pitch), round(0.6 * pitch)), 20, 0, 360,
+                (120, 60, 40), -1, cv2.LINE_AA)
+    assert reader.read(covered).status == "occluded"
+
+
 def test_seed_model_learnt_from_labelled_crops_counts_another_board() -> None:
     """calibrate-from-examples path: crops of one drawn board teach, another is counted."""
     config = CountConfig()
