@@ -184,6 +184,7 @@ def _row(name: str, s: dict[str, Any]) -> str:
     return (f"| {name} | {s['images']} | {s['boards_found']}/{s['boards']} | "
             f"{s['corners_within_1pct']}/{s['boards_found']} ({s['corner_error_median']:.4f}) | "
             f"{s['no_board_said']}/{s['no_board_images']} | {s['occluded_said']}/{s['occluded_images']} | "
+            f"{s['clear_read_ok']}/{s['clear_images']} | "
             f"{pct(s['exact_0_6'])} / {pct(s['within1_0_6'])} | {pct(s['exact_7_12'])} / {pct(s['within1_7_12'])} | "
             f"{pct(s['exact_13_64'])} / {pct(s['within1_13_64'])} | {s['ms_total_median']:.0f} / {s['ms_total_p95']:.0f} |")
 
@@ -201,8 +202,8 @@ def main(argv: list[str] | None = None) -> int:
 
     results: dict[str, Any] = {}
     print("| set | images | boards found | corners within 1% (median err) | no-board said | occluded said "
-          "| 0-6 exact / within 1 | 7-12 exact / within 1 | 13+ exact / within 1 | ms median / p95 (auto) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| clear boards read | 0-6 exact / within 1 | 7-12 exact / within 1 | 13+ exact / within 1 | ms median / p95 (auto) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     sets = [("sample_images/stills", _samples)]
     if args.renders:
         sets += [(f"fresh renders, default style (seeds {args.seed}+)",
