@@ -336,16 +336,23 @@ def find_board(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig
     area = float(h * w)
     # The 4x8 lattice of round pits is the strongest evidence there is: when it is found,
     # the board is where it says (edges refine it). Otherwise fall back to segmented regions.
+    scores: dict[bytes, float] = {}
+
+    def score_of(lattice: PitLattice) -> float:
+        key = lattice.corners.tobytes()
+        if key not in scores:
+            scores[key] = float(lattice_score(small, lattice.corners * scale))
+        return scores[key]
+
     def trusted(lattice: PitLattice) -> bool:
         # The outline must show the pit pattern too (a dotted cloth's lattice of circles does not),
         # unless nearly every pit was seen as a circle: in dark wood the pits barely differ in
         # colour from the surface, and a cloth's circles do not stop at a 4x8 block.
-        return (lattice.seen >= config.min_pits_seen_to_trust
-                or lattice_score(small, lattice.corners * scale) >= config.min_pit_lattice_score)
+        return lattice.seen >= config.min_pits_seen_to_trust or score_of(lattice) >= config.min_pit_lattice_score
 
     lattice = find_pit_lattice(image_bgr, config=config, trusted=trusted)
     if lattice is not None and trusted(lattice):
-        return BoardLocation(lattice.corners, "auto", float(lattice_score(small, lattice.corners * scale)),
+        return BoardLocation(lattice.corners, "auto", score_of(lattice),
                              {"found_by": "pit lattice", "pit_centers_px": lattice.centres,
                               "pit_radius_px": lattice.radius})
     candidates: dict[tuple[int, ...], np.ndarray] = {}
