@@ -60,7 +60,9 @@ class ReaderConfig:
     min_pit_diameter_px: float = 36.0
     occluded_gap_frac: float = 0.05  # share of between-pit gaps that look foreign -> "occluded" (3 of the 49)
     # Lab distance from the surface that marks a gap foreign (lightness counted half, and measured
-    # against a plane through the gaps' own lightness: see _foreign_gap_fraction).
+    # against a plane through the gaps' own lightness: see _foreign_gap_fraction). 24 sees as many
+    # hands as the rim-lightness rule did at 28, with as few clear boards called occluded (chosen on
+    # 240 renders, checked on 480 others: README, "Finding the board").
     gap_foreign_distance: float = 24.0
     gap_plane_keep: float = 0.6  # share of the gaps the lightness plane is fitted to (those it fits best)
     localise: LocaliseConfig = field(default_factory=LocaliseConfig)
@@ -338,8 +340,9 @@ class BoardReader:
 
         Hue (Lab a, b) is compared with the bare surface along the board's rim. Lightness is
         compared with a plane fitted through the gaps' own lightness, robustly (refitted to the
-        ``gap_plane_keep`` share it fits best), so a lamp's gradient or a broad shadow across the
-        board is not foreign while a hand, covering some gaps and not others, stands out of it.
+        ``gap_plane_keep`` share it fits best), so a lamp's gradient or a soft shadow across the
+        board is not foreign while a hand, covering some gaps and not others, stands out of it
+        (a hard-edged shadow does too: a plane cannot follow its step).
         """
         c = grid.centers_px.reshape(4, 8, 2)
         # Gap points: the middle of every 2x2 block of pit centres, and of each pair along a row
