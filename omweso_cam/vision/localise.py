@@ -61,6 +61,12 @@ class LocaliseConfig:
     refine_search_frac: float = 0.025  # of the board diagonal, each side of a rough edge
     refine_iterations: int = 2
     max_refined_candidates: int = 6
+    # Last resort, when neither the circles nor a segmented quad showed a board: the circle search
+    # again inside each of the largest segmented regions, their contrast stretched (a dark board
+    # in dim light, whose pits barely differ from its wood). Believed only on a clear pit pattern.
+    stretched_regions: int = 3
+    stretched_max_level: float = 64.0  # only dark regions (median grey level 0..255 below this) are stretched
+    stretched_min_lattice_score: float = 0.5
     min_edge_support: float = 25.0  # a segmented quad's sides must sit on edges at least this strong (Sobel units)
     min_pit_radius_frac: float = 0.012  # pit radius range searched, of the image's longer side
     max_pit_radius_frac: float = 0.06
@@ -359,8 +365,16 @@ def find_board(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig
     for mask in _candidate_masks(small, config):
         for quad in _quads_from_mask(mask, config.min_board_area_frac * area, config.max_board_area_frac * area):
             candidates.setdefault(_quad_key(quad, 0.02 * max(h, w)), quad)
+    quads = list(candidates.values())
+    return (_segmented_board(image_bgr, small, scale, quads, config)
+            or _stretched_board(image_bgr, [q / scale for q in quads], config))
+
+
+def _segmented_board(image_bgr: np.ndarray, small: np.ndarray, scale: float, quads: list[np.ndarray],
+                     config: LocaliseConfig) -> BoardLocation | None:
+    """The segmented quad (``small``'s pixels) that shows the pit pattern best, refined onto the image's edges."""
     scored = []
-    for quad in candidates.values():
+    for quad in quads:
         score, ordered = best_orientation(small, quad)
         scored.append((score, ordered))
     if not scored:
@@ -387,6 +401,41 @@ def find_board(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig
     if best[0] < config.min_edge_support:
         return None
     return BoardLocation(best[1], "auto", float(best[2]), {"candidates": len(scored), "edge_support": best[0]})
+
+
+def _stretched_board(image_bgr: np.ndarray, quads: list[np.ndarray], config: LocaliseConfig) -> BoardLocation | None:
+    """The pit lattice found inside one of the largest ``quads`` (image pixels) once its contrast is stretched.
+
+    Only dark regions are tried (``stretched_max_level``): what this is for is a dark board in
+    dim light, and it keeps the search's cost (about a second a region) off most frames
+    without a board. Everything outside the region (grown by 8%) is flattened to a plain grey,
+    the inside stretched per channel from its 1st to its 99th percentile: a dark board's pits
+    become circles the search sees. The lattice must then show the pit pattern clearly
+    (``stretched_min_lattice_score``), as a guard against patterns in tables and cloths.
+    """
+    if image_bgr.ndim != 3 or not config.stretched_regions:
+        return None
+    largest = sorted(quads, key=lambda q: -abs(cv2.contourArea(q.astype(np.float32))))[: config.stretched_regions]
+    for quad in largest:
+        centre = quad.mean(axis=0)
+        region = np.zeros(image_bgr.shape[:2], np.uint8)
+        cv2.fillConvexPoly(region, np.round(centre + 1.08 * (quad - centre)).astype(np.int32), 255)
+        inside = image_bgr[region > 0].astype(np.float32)
+        if len(inside) < 100 or float(np.median(inside.mean(axis=1))) >= config.stretched_max_level:
+            continue
+        lo, hi = np.percentile(inside, 1, axis=0), np.percentile(inside, 99, axis=0)
+        stretched = np.clip((image_bgr - lo) * (255.0 / np.maximum(hi - lo, 1.0)), 0, 255).astype(np.uint8)
+        stretched[region == 0] = np.median(stretched[region > 0], axis=0) // 2
+        lattice = find_pit_lattice(stretched, config=config)
+        if lattice is None:
+            continue
+        small, scale = _downscale(stretched, config.work_max_side_px)
+        score = float(lattice_score(small, lattice.corners * scale))
+        if score >= config.stretched_min_lattice_score:
+            return BoardLocation(lattice.corners, "auto", score,
+                                 {"found_by": "pit lattice, contrast stretched", "pit_centers_px": lattice.centres,
+                                  "pit_radius_px": lattice.radius})
+    return None
 
 
 def _gradients(gray: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -9,6 +9,7 @@ import pytest
 from omweso_cam.vision.evaluate import corner_error
 from omweso_cam.vision.localise import (
     CornersError,
+    LocaliseConfig,
     clockwise,
     find_board,
     find_markers,
@@ -315,4 +316,14 @@ def test_find_board_tries_a_contrast_stretched_search_when_few_pits_were_circles
     image, truth = _scan_render("default", 600_015, "set-up")
     found = find_board(image)
     assert found is not None
+    assert corner_error(found.corners_px, np.asarray(truth.corners_px)) < 0.02
+
+
+def test_a_dark_board_in_dim_light_is_found_by_stretching_the_contrast_of_its_region() -> None:
+    # A dark board whose pits the circle search misses, and whose segmented outline shows too
+    # weak a pit pattern to be believed: found only in the contrast-stretched region.
+    image, truth = _scan_render("default", 1_100_016, "set-up")
+    assert find_board(image, config=LocaliseConfig(stretched_regions=0)) is None
+    found = find_board(image)
+    assert found is not None and found.detail["found_by"] == "pit lattice, contrast stretched"
     assert corner_error(found.corners_px, np.asarray(truth.corners_px)) < 0.02
