@@ -14,7 +14,8 @@ Three ways, one result type (:class:`BoardLocation`):
   ones do not. One radial lens distortion, fitted so that all sides come out straight
   (plumb line), bends the corners back into the image. Without a lattice: candidate
   quads from colour segmentation and edges, each checked for the pit pattern (which
-  also rejects empty tables);
+  also rejects empty tables); last, the lattice search again inside the largest dark
+  segmented regions, their contrast stretched (a dark board in dim light);
 * :func:`find_markers` - four printed ArUco markers (ids 0..3 = TL, TR, BR, BL
   seen from South) lying just outside the board corners;
 * :func:`parse_corners` - four points given by a person.
