@@ -1128,20 +1128,20 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
         # a row): a placement a step or a shear away, snapped to the circles again, whose nodes
         # show clearly rounder rims wins, until no step wins.
         radius = _pit_radius(lattice_to_image, blobs)
+        base = rims(lattice_to_image, radius)
+        circles = _circled_pits(lattice_to_image, blobs)
         for _ in range(3):
-            base = rims(lattice_to_image, radius)
             # Every step's nodes in one go, then the few best snapped and measured again.
-            nodes = np.concatenate([_step_nodes(step) for step in _LATTICE_STEPS])
-            rough = rim_coherence(images.gx, images.gy, lattice_to_image, nodes, radius).reshape(len(_LATTICE_STEPS), -1)
-            order = np.argsort(-rough.sum(axis=1))[: config.rim_steps_polished]
+            rough = rim_coherence(images.gx, images.gy, lattice_to_image, _STEP_NODES, radius)
+            order = np.argsort(-rough.reshape(len(_LATTICE_STEPS), -1).sum(axis=1))[: config.rim_steps_polished]
             moved = [_polish(lattice_to_image @ _LATTICE_STEPS[i], blobs) for i in order]
             # ... without losing circles: a placement that leaves circled pits behind is not a better one.
-            circles = _circled_pits(lattice_to_image, blobs)
-            scores = [rims(h, radius) if _circled_pits(h, blobs) >= circles else -np.inf for h in moved]
+            circled = [_circled_pits(h, blobs) for h in moved]
+            scores = [rims(h, radius) if n >= circles else -np.inf for h, n in zip(moved, circled, strict=True)]
             top = int(np.argmax(scores))
             if scores[top] < base + config.rim_margin:
                 break
-            lattice_to_image = moved[top]
+            lattice_to_image, base, circles = moved[top], scores[top], circled[top]
         return lattice_to_image
 
     def searches() -> Iterator[np.ndarray]:
@@ -1178,10 +1178,9 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
 #: from the new lattice to the old: a column or two and a row off, and sheared by a column a row.
 _LATTICE_STEPS = [np.array([[1.0, shear, dc], [0.0, 1.0, dr], [0.0, 0.0, 1.0]])
                   for shear in (-1, 0, 1) for dc in (-2, -1, 0, 1, 2) for dr in (-1, 0, 1) if (shear, dc, dr) != (0, 0, 0)]
-
-def _step_nodes(step: np.ndarray) -> np.ndarray:
-    """The 32 pit nodes of a placement ``step`` away, in the lattice's own coordinates."""
-    return cv2.perspectiveTransform(_LATTICE.reshape(-1, 1, 2), step).reshape(-1, 2)
+#: The 32 pit nodes of every placement in _LATTICE_STEPS, in the lattice's own coordinates, one after another.
+_STEP_NODES = np.concatenate([cv2.perspectiveTransform(_LATTICE.reshape(-1, 1, 2), step).reshape(-1, 2)
+                              for step in _LATTICE_STEPS])
 
 
 #: Where :func:`rim_coherence` samples a ring: angles, and radii as fractions of the pit radius.
