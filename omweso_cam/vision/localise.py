@@ -359,9 +359,7 @@ def find_board(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig
 
     lattice = find_pit_lattice(image_bgr, config=config, trusted=trusted)
     if lattice is not None and trusted(lattice):
-        return BoardLocation(lattice.corners, "auto", score_of(lattice),
-                             {"found_by": "pit lattice", "pit_centers_px": lattice.centres,
-                              "pit_radius_px": lattice.radius})
+        return lattice.location(score_of(lattice), "pit lattice")
     candidates: dict[tuple[int, ...], np.ndarray] = {}
     for mask in _candidate_masks(small, config):
         for quad in _quads_from_mask(mask, config.min_board_area_frac * area, config.max_board_area_frac * area):
@@ -433,9 +431,7 @@ def _stretched_board(image_bgr: np.ndarray, quads: list[np.ndarray], config: Loc
         small, scale = _downscale(stretched, config.work_max_side_px)
         score = float(lattice_score(small, lattice.corners * scale))
         if score >= config.stretched_min_lattice_score:
-            return BoardLocation(lattice.corners, "auto", score,
-                                 {"found_by": "pit lattice, contrast stretched", "pit_centers_px": lattice.centres,
-                                  "pit_radius_px": lattice.radius})
+            return lattice.location(score, "pit lattice, contrast stretched")
     return None
 
 
@@ -1093,6 +1089,11 @@ class PitLattice(NamedTuple):
     centres: np.ndarray  # the 32 pit centres, the lattice's own order (it may run either way)
     radius: float  # median radius of the circles seen on pits
     seen: int  # pits seen as circles
+
+    def location(self, score: float, found_by: str) -> BoardLocation:
+        """The board where this lattice puts it; ``score`` its pit-pattern score."""
+        return BoardLocation(self.corners, "auto", score, {"found_by": found_by, "pit_centers_px": self.centres,
+                                                           "pit_radius_px": self.radius})
 
 
 def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig(),
