@@ -220,6 +220,15 @@ def _row(name: str, s: dict[str, Any]) -> str:
             f"{pct(s['exact_13_64'])} / {pct(s['within1_13_64'])} | {s['ms_total_median']:.0f} / {s['ms_total_p95']:.0f} |")
 
 
+def _print_table(header: list[str], rows: list[list[object]]) -> list[list[object]]:
+    """Print ``rows`` as a Markdown table under ``header`` (after a blank line); return them."""
+    print("\n| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in rows:
+        print("| " + " | ".join(str(v) for v in row) + " |", flush=True)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--renders", type=int, default=24, help="fresh renders per style (0: none)")
@@ -251,36 +260,26 @@ def main(argv: list[str] | None = None) -> int:
         summary = _accuracy(pairs)
         results[name] = summary
         print(_row(name, summary), flush=True)
-    print("\n| set (auto localisation) | corners within 0.5% / 1% of the diagonal | largest pit-centre error per board, "
-          "median (pit radii) | boards with every pit within 0.25 radius | localise + grid ms median |")
-    print("|---|---|---|---|---|")
-    for name, s in results.items():
-        print(f"| {name} | {s['corners_within_half_pct']} / {s['corners_within_1pct']} of {s['boards_found']} | "
-              f"{s['pit_error_max_median']:.3f} | {s['pits_all_within_quarter_radius']}/{s['pit_error_boards']} | "
-              f"{s['ms_localise_median'] + s['ms_grid_median']:.0f} |")
+    _print_table(["set (auto localisation)", "corners within 0.5% / 1% of the diagonal",
+                  "largest pit-centre error per board, median (pit radii)", "boards with every pit within 0.25 radius",
+                  "localise + grid ms median"],
+                 [[name, f"{s['corners_within_half_pct']} / {s['corners_within_1pct']} of {s['boards_found']}",
+                   f"{s['pit_error_max_median']:.3f}", f"{s['pits_all_within_quarter_radius']}/{s['pit_error_boards']}",
+                   f"{s['ms_localise_median'] + s['ms_grid_median']:.0f}"] for name, s in results.items()])
     if args.scan:
-        rows = _localisation_scan(args.scan, args.seed + 200_000)
-        results["localisation_scan"] = rows
-        print(f"\n| localisation scan (no hand, seeds {args.seed + 200_000}+) | boards | not found | pit lattice off "
-              "(a pit over half a pitch out) | outline off (a corner over 0.4 pitch out) |")
-        print("|---|---|---|---|---|")
-        for row in rows:
-            print("| " + " | ".join(str(v) for v in row) + " |", flush=True)
+        results["localisation_scan"] = _print_table(
+            [f"localisation scan (no hand, seeds {args.seed + 200_000}+)", "boards", "not found",
+             "pit lattice off (a pit over half a pitch out)", "outline off (a corner over 0.4 pitch out)"],
+            _localisation_scan(args.scan, args.seed + 200_000))
     if args.occlusion:
-        rows = _occlusion(args.occlusion, args.seed + 300_000)
-        results["occlusion"] = rows
-        print(f"\n| occlusion test (true corners, seeds {args.seed + 300_000}+) | clear boards | called occluded "
-              "| occluded boards | said occluded |")
-        print("|---|---|---|---|---|")
-        for row in rows:
-            print("| " + " | ".join(str(v) for v in row) + " |", flush=True)
+        results["occlusion"] = _print_table(
+            [f"occlusion test (true corners, seeds {args.seed + 300_000}+)", "clear boards", "called occluded",
+             "occluded boards", "said occluded"],
+            _occlusion(args.occlusion, args.seed + 300_000))
     if args.size_renders:
-        rows = _by_pit_size(args.size_renders, args.seed + 50_000)
-        results["by_pit_size"] = rows
-        print("\n| pit diameter in the image (px), default style, true corners | boards | 0-6 exact | 0-6 within 1 |")
-        print("|---|---|---|---|")
-        for row in rows:
-            print("| " + " | ".join(str(v) for v in row) + " |")
+        results["by_pit_size"] = _print_table(
+            ["pit diameter in the image (px), default style, true corners", "boards", "0-6 exact", "0-6 within 1"],
+            _by_pit_size(args.size_renders, args.seed + 50_000))
     speed = _speed(args.speed_frames)
     results["speed"] = speed
     print()
