@@ -58,12 +58,15 @@ class ReaderConfig:
     # seeds a pit): exact counts level off from about 36 px (78-85 %) and fall fast below it
     # (66 % at 30-36 px, 44 % under 24). README, "Camera placement".
     min_pit_diameter_px: float = 36.0
-    occluded_gap_frac: float = 0.05  # share of between-pit gaps that look foreign -> "occluded" (3 of the 49)
-    # Lab distance from the surface that marks a gap foreign (lightness counted half, and measured
-    # against a plane through the gaps' own lightness: see _foreign_gap_fraction). 24 sees as many
-    # hands as the rim-lightness rule did at 28, with as few clear boards called occluded (chosen on
-    # 240 renders, checked on 480 others: README, "Finding the board").
-    gap_foreign_distance: float = 24.0
+    # A gap between pits looks foreign when its Lab distance from the surface exceeds
+    # gap_foreign_distance (lightness counted half, and measured against a plane through the gaps'
+    # own lightness: see _foreign_gaps); the board is "occluded" when occluded_gap_group such gaps
+    # lie next to each other. A hand or sleeve covers neighbouring gaps; grain, a seed at a pit's
+    # edge or noise makes single foreign gaps scattered over the board. Chosen on 240 renders
+    # (README, "Finding the board"): a group of 2 at distance 20 sees 73 of 110 hands instead of
+    # 55 and calls 4 of 130 clear boards occluded, as many as 3 gaps anywhere at 24 did.
+    occluded_gap_group: int = 2
+    gap_foreign_distance: float = 20.0
     gap_plane_keep: float = 0.6  # share of the gaps the lightness plane is fitted to (those it fits best)
     localise: LocaliseConfig = field(default_factory=LocaliseConfig)
     rectify: RectifyConfig = field(default_factory=RectifyConfig)
@@ -280,9 +283,9 @@ class BoardReader:
         grid = self.grid_for(board, location)
         t = lap("grid", t)
 
-        foreign = self._foreign_gap_fraction(board.image, grid)
-        if foreign > self.config.occluded_gap_frac:
-            return finish(OCCLUDED, f"{foreign:.0%} of the board surface hidden (hand or object over the board)",
+        group = _largest_group(self._foreign_gaps(board.image, grid))
+        if group >= self.config.occluded_gap_group:
+            return finish(OCCLUDED, f"{group} neighbouring gaps between pits hidden (hand or object over the board)",
                           corners_px=corners_out, grid=grid, rectified=board, scale=scale, method=location.method)
 
         # Fewer views than eight: each frame turns to the next ones, so the still frames a
@@ -334,9 +337,8 @@ class BoardReader:
         # The localiser's lattice is one homography: each pit is then measured on the top-down image.
         return refine_grid(board.image, lattice, config=self.config.grid)
 
-
-    def _foreign_gap_fraction(self, rectified: np.ndarray, grid: PitGrid) -> float:
-        """Share of the between-pit gaps whose colour is far from the board surface (a hand, an arm).
+    def _foreign_gaps(self, rectified: np.ndarray, grid: PitGrid) -> np.ndarray:
+        """Which of the 49 between-pit gaps (:data:`GAP_NODES` order) have a colour far from the board surface.
 
         Hue (Lab a, b) is compared with the bare surface along the board's rim. Lightness is
         compared with a plane fitted through the gaps' own lightness, robustly (refitted to the
@@ -345,9 +347,8 @@ class BoardReader:
         (a hard-edged shadow does too: a plane cannot follow its step).
         """
         c = grid.centers_px.reshape(4, 8, 2)
-        # Gap points: the middle of every 2x2 block of pit centres, and of each pair along a row
-        # (in the half-resolution image: plenty for "is this patch still wood?").
-        gaps = np.concatenate([((c[:3, :7] + c[1:, 1:]) / 4).reshape(-1, 2), ((c[:, :7] + c[:, 1:]) / 4).reshape(-1, 2)])
+        # In the half-resolution image: plenty for "is this patch still wood?".
+        gaps = _gap_points(c) / 2
         small = cv2.resize(rectified, (rectified.shape[1] // 2, rectified.shape[0] // 2), interpolation=cv2.INTER_AREA)
         lab = cv2.cvtColor(small, cv2.COLOR_BGR2LAB).astype(np.float32)
         diff = lab - surface_colour(small, lab)
@@ -367,7 +368,39 @@ class BoardReader:
         lightness = values[:, 0] - _robust_plane(gaps / (w, h), values[:, 0], self.config.gap_plane_keep)
         # Lightness counts half: shading varies more than hue across a wooden board.
         distance = np.sqrt(0.25 * lightness**2 + values[:, 1] ** 2 + values[:, 2] ** 2)
-        return float(np.mean(distance > self.config.gap_foreign_distance))
+        return np.asarray(distance > self.config.gap_foreign_distance)
+
+
+def _gap_points(centres: np.ndarray) -> np.ndarray:
+    """The between-pit gaps of pit centres (4, 8, 2): the middle of every 2x2 block, then of each pair along a row."""
+    c = centres
+    return np.concatenate([((c[:3, :7] + c[1:, 1:]) / 2).reshape(-1, 2), ((c[:, :7] + c[:, 1:]) / 2).reshape(-1, 2)])
+
+
+#: The 49 gaps in lattice units (column, row), and which of them are neighbours: a block's middle
+#: and the pairs' middles half a pitch above and below it, i.e. along the gap between two columns.
+GAP_NODES = _gap_points(np.mgrid[0:4, 0:8][::-1].transpose(1, 2, 0).astype(np.float64))
+_GAP_NEIGHBOURS = np.linalg.norm(GAP_NODES[:, None] - GAP_NODES[None], axis=2) <= 0.75
+
+
+def _largest_group(foreign: np.ndarray) -> int:
+    """How many foreign gaps the largest group of neighbouring ones holds (0 when none is foreign)."""
+    unvisited = np.asarray(foreign, bool).copy()
+    largest = 0
+    for start in np.flatnonzero(unvisited).tolist():
+        if not unvisited[start]:
+            continue
+        unvisited[start] = False
+        stack: list[int] = [start]
+        size = 0
+        while stack:
+            node = stack.pop()
+            size += 1
+            joined = np.flatnonzero(_GAP_NEIGHBOURS[node] & unvisited)
+            unvisited[joined] = False
+            stack.extend(joined.tolist())
+        largest = max(largest, size)
+    return largest
 
 
 def _robust_plane(xy: np.ndarray, values: np.ndarray, keep: float, rounds: int = 3) -> np.ndarray:

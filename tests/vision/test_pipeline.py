@@ -190,6 +190,31 @@ def test_a_sleeve_over_a_few_pits_is_occluded_not_read(drawn) -> None:  # type: 
     assert reading.status == "occluded" and reading.counts is None
 
 
+def test_a_fingertip_between_pits_is_an_occlusion_and_knots_scattered_over_the_board_are_not(drawn) -> None:  # type: ignore[no-untyped-def]
+    import cv2
+
+    c = drawn.pit_centers_px.reshape(4, 8, 2)
+    pitch = float(np.linalg.norm(c[1, 4] - c[1, 3]))
+    h, w = drawn.image.shape[:2]
+    reader = BoardReader().at_corners(CORNERS, (w, h))
+    # Three dark knots in the wood, each in a gap far from the others (the rule this replaced,
+    # 3 of the 49 gaps foreign anywhere, called the board occluded).
+    knotted = drawn.image.copy()
+    for gap in ((c[0, 0] + c[1, 1]) / 2, (c[3, 5] + c[3, 6]) / 2, (c[1, 3] + c[2, 4]) / 2):
+        cv2.circle(knotted, (round(gap[0]), round(gap[1])), round(0.12 * pitch), (30, 40, 60), -1, cv2.LINE_AA)
+    assert reader.read(knotted).status == "ok"
+    # A fingertip resting in the gap between two columns, over two neighbouring gaps only (the
+    # old rule needed three).
+    touched = drawn.image.copy()
+    top, bottom = (c[0, 2] + c[0, 3]) / 2, (c[0, 2] + c[1, 3]) / 2
+    middle = (top + bottom) / 2
+    angle = float(np.degrees(np.arctan2(*(bottom - top)[::-1])))
+    half_length = float(np.linalg.norm(bottom - top)) / 2 + 0.12 * pitch
+    cv2.ellipse(touched, (round(middle[0]), round(middle[1])), (round(half_length), round(0.12 * pitch)), angle, 0, 360,
+                (120, 60, 40), -1, cv2.LINE_AA)
+    assert reader.read(touched).status == "occluded"
+
+
 def test_a_lamp_beside_the_board_is_not_an_occlusion_and_a_sleeve_under_it_still_is(drawn) -> None:  # type: ignore[no-untyped-def]
     import cv2
 
@@ -204,7 +229,7 @@ def test_a_lamp_beside_the_board_is_not_an_occlusion_and_a_sleeve_under_it_still
     lit = np.clip(drawn.image * (1.3 * light / light.max())[..., None], 0, 255).astype(np.uint8)
     reader = BoardReader().at_corners(CORNERS, (w, h))
     board = rectify(lit, CORNERS)
-    assert reader._foreign_gap_fraction(board.image, fit_grid(board.image)) == 0.0
+    assert not reader._foreign_gaps(board.image, fit_grid(board.image)).any()
     assert reader.read(lit).status == "ok"
     c = drawn.pit_centers_px.reshape(4, 8, 2)
     middle = (c[1, 5] + c[2, 6]) / 2
