@@ -57,6 +57,15 @@ class LocaliseConfig:
     min_pits_seen_to_trust: int = 28  # a 4x8 lattice with this many pits seen as circles needs no colour contrast
     min_pits_seen: int = 16  # a lattice with fewer of its pits seen as circles is a guess, not a board
     max_stray_circles_frac: float = 0.5  # pit-sized circles inside the lattice but off its pits, of those on them
+    # The 32 pits' rims must be rounder than the ring of nodes one step beyond them by this much
+    # (rim coherence: ~0.87 on pits, ~0.45-0.5 off them), and at most max_round_beyond of that
+    # ring may look like pits (rim coherence over pit_rim_coherence). 151 fresh renders (seeds
+    # 555001+, 556001+, turned 0/90/180 degrees): board lattices step by 0.15-0.5 with at most 8%
+    # of the ring round; a dotted cloth's lattice has 41-47% round, lattices on tables without
+    # a board step by 0.01-0.02.
+    min_rim_step: float = 0.1
+    pit_rim_coherence: float = 0.7
+    max_round_beyond: float = 0.25
     colour_clusters: tuple[int, ...] = (2, 3, 4)  # k of the k-means colour segmentations tried
     kmeans_side_px: int = 160  # segmentation runs on an image this wide
     refine_search_frac: float = 0.025  # of the board diagonal, each side of a rough edge
@@ -1119,6 +1128,22 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
     def rims(lattice_to_image: np.ndarray, radius: float) -> float:
         return float(rim_coherence(images.gx, images.gy, lattice_to_image, _LATTICE, radius).sum())
 
+    def pits_stop(lattice_to_image: np.ndarray, radius: float) -> bool:
+        # A board's pits stop at its edge: the ring of nodes one step beyond them (its margin, the
+        # table) shows clearly less round rims than the pits, and hardly any node there looks like
+        # a pit; a patterned cloth's lattice has its pattern beyond too, a lattice on a bare table
+        # no rims on its pits either. Nodes beyond the image count as no round structure (0.5) in
+        # the step and not at all in the share of round ones.
+        h, w = images.gx.shape
+        beyond = cv2.perspectiveTransform(_BEYOND.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
+        inside = (beyond[:, 0] >= 0) & (beyond[:, 0] < w) & (beyond[:, 1] >= 0) & (beyond[:, 1] < h)
+        around = np.full(len(_BEYOND), 0.5)
+        if inside.any():
+            around[inside] = rim_coherence(images.gx, images.gy, lattice_to_image, _BEYOND[inside], radius)
+        step = rims(lattice_to_image, radius) / len(_LATTICE) - float(around.mean())
+        round_share = float(np.mean(around[inside] > config.pit_rim_coherence)) if inside.sum() >= 6 else 0.0
+        return step >= config.min_rim_step and round_share <= config.max_round_beyond
+
     def choose(placements: list[np.ndarray], radius: float) -> np.ndarray:
         # Round rims where the placement puts pits (the circle finder misses a shaded column,
         # a board margin or the table beyond has none); when rims do not tell the placements
@@ -1167,6 +1192,8 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
         if pits is None:
             continue
         seen, centres, radius = pits
+        if not pits_stop(lattice_to_image, _pit_radius(lattice_to_image, blobs)):
+            continue
         corners = _board_outline(images, lattice_to_image, config)
         # The lattice knows which sides are long (its rows of 8 run along them).
         if _signed_area(corners) < 0:
