@@ -270,6 +270,32 @@ def test_a_side_whose_edge_shows_on_part_of_it_keeps_its_own_edge() -> None:
     assert err < 0.005, f"corner error {err:.4f} of the diagonal"
 
 
+def test_a_dotted_cloth_is_not_taken_for_the_pits_beside_it() -> None:
+    # A cloth of pit-sized dots under a blurred board: a 4x8 block of the dots passed for the
+    # board (51% of the diagonal away); its ring of nodes one step beyond is as dotted as the
+    # block, so it is refused and the board's own pits are found.
+    image, truth = _scan_render("randomised", 2_000_043, "mid-game")
+    found = find_board(image)
+    assert found is not None
+    centres, true_centres = np.asarray(found.detail["pit_centers_px"]), np.asarray(truth.pit_centers_px)
+    error = np.linalg.norm(centres[:, None] - true_centres[None], axis=2).min(axis=1).max()
+    assert error < 0.5 * float(np.median(truth.pit_radius_px))
+
+
+def test_a_table_without_a_board_is_not_taken_for_one() -> None:
+    # A render of a cluttered table and no board where a lattice of weak circles passed for a
+    # board: its nodes show no rounder rims than the ring of nodes beyond them.
+    import dataclasses
+
+    from omweso_cam.vision.synth import Scene, render_board
+
+    rng = np.random.default_rng(1_800_089)
+    scene = dataclasses.replace(Scene.random(rng, style="unseen"), has_board=False, clutter_count=int(rng.integers(2, 8)))
+    image, truth = render_board([0] * 32, scene=scene, rng=rng)
+    assert truth.status == "no_board"
+    assert find_board(image) is None
+
+
 def test_rim_coherence_tells_pits_from_the_margin_and_the_board_edge() -> None:
     from omweso_cam.vision.localise import _LATTICE, _gradients, rim_coherence
 
