@@ -123,13 +123,19 @@ def _lattice(w: float, h: float, mx: float, my: float) -> np.ndarray:
 
 def surface_colour(rectified_bgr: np.ndarray, lab: np.ndarray | None = None) -> np.ndarray:
     """Lab colour (OpenCV 8-bit scale) of the bare board: the median of a band just inside its edge."""
-    h, w = rectified_bgr.shape[:2]
     if lab is None:
         lab = cv2.cvtColor(rectified_bgr, cv2.COLOR_BGR2LAB).astype(np.float32)
+    return rim_median(lab)
+
+
+def rim_median(values: np.ndarray) -> np.ndarray:
+    """The median of per-pixel ``values`` (H, W, C) of a rectified board over a band just inside its edge,
+    where a board has plain wood around its pits."""
+    h, w, channels = values.shape
     b0, b1 = max(1, round(0.015 * h)), max(2, round(0.05 * h))
     band = np.concatenate([
-        lab[b0:b1].reshape(-1, 3), lab[h - b1 : h - b0].reshape(-1, 3),
-        lab[:, b0:b1].reshape(-1, 3), lab[:, w - b1 : w - b0].reshape(-1, 3),
+        values[b0:b1].reshape(-1, channels), values[h - b1 : h - b0].reshape(-1, channels),
+        values[:, b0:b1].reshape(-1, channels), values[:, w - b1 : w - b0].reshape(-1, channels),
     ])
     return np.asarray(np.median(band, axis=0), np.float32)
 

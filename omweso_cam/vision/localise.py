@@ -398,7 +398,7 @@ def _segmented_board(image_bgr: np.ndarray, small: np.ndarray, scale: float, qua
     # Several candidates show the pits (a quad a little too big or too small does too);
     # refine each onto the image edges and keep the one whose sides sit on the strongest edges.
     gray = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY) if image_bgr.ndim == 3 else image_bgr
-    gradient = _gradients(gray)
+    gradient = image_gradients(gray)
     best: tuple[float, np.ndarray, float] | None = None
     for score, ordered in scored[: config.max_refined_candidates]:
         if score < max(config.min_lattice_score, config.candidate_score_ratio * best_score):
@@ -448,7 +448,7 @@ def _stretched_board(image_bgr: np.ndarray, quads: list[np.ndarray], config: Loc
     return None
 
 
-def _gradients(gray: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def image_gradients(gray: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     blurred = cv2.GaussianBlur(gray, (5, 5), 0).astype(np.float32)
     return cv2.Sobel(blurred, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(blurred, cv2.CV_32F, 0, 1, ksize=3)
 
@@ -477,7 +477,7 @@ def refine_corners(
     """Move each side of a rough quad onto the strongest straight edge nearby; corners = intersections."""
     if gradients is None:
         gray = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY) if image_bgr.ndim == 3 else image_bgr
-        gradients = _gradients(gray)
+        gradients = image_gradients(gray)
     gx, gy = gradients
     h, w = gx.shape
     quad = np.asarray(corners, dtype=np.float64).copy()
@@ -748,7 +748,7 @@ class _EdgeImages:
 
     @classmethod
     def of(cls, small: np.ndarray, gray: np.ndarray) -> _EdgeImages:
-        gx, gy = _gradients(gray)
+        gx, gy = image_gradients(gray)
         lab = cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 0), cv2.COLOR_BGR2LAB).astype(np.float32)
         return cls(gx, gy, lab)
 

@@ -29,9 +29,17 @@ from omweso_cam.vision.grid import (
     fit_grid,
     grid_from_points,
     refine_grid,
+    rim_median,
     surface_colour,
 )
-from omweso_cam.vision.localise import BoardLocation, LocaliseConfig, find_board, find_markers
+from omweso_cam.vision.localise import (
+    BoardLocation,
+    LocaliseConfig,
+    find_board,
+    find_markers,
+    image_gradients,
+    rim_coherence,
+)
 from omweso_cam.vision.rectify import (
     FixedRectifier,
     RectifiedBoard,
@@ -68,6 +76,13 @@ class ReaderConfig:
     occluded_gap_group: int = 2
     gap_foreign_distance: float = 20.0
     gap_plane_keep: float = 0.6  # share of the gaps the lightness plane is fitted to (those it fits best)
+    # A hard-edged cast shadow darkens gaps without changing their chromaticity (within
+    # shade_chromaticity of the rim's, rgb shares) and leaves the pits' rims visible; a hand
+    # hides the rims it covers. Such shaded gaps do not count when the least round rim of the
+    # pits beside foreign gaps keeps shade_rim_ratio of the median of the other pits' rims.
+    # Chosen on 480 renders (README, "Finding the board").
+    shade_chromaticity: float = 0.015
+    shade_rim_ratio: float = 0.75
     localise: LocaliseConfig = field(default_factory=LocaliseConfig)
     rectify: RectifyConfig = field(default_factory=RectifyConfig)
     grid: GridConfig = field(default_factory=GridConfig)
@@ -283,7 +298,10 @@ class BoardReader:
         grid = self.grid_for(board, location)
         t = lap("grid", t)
 
-        group = _largest_group(self._foreign_gaps(board.image, grid))
+        foreign, shaded = self._foreign_gaps(board.image, grid)
+        group = _largest_group(foreign)
+        if group >= self.config.occluded_gap_group and self._rims_kept(board.image, grid, foreign):
+            group = _largest_group(foreign & ~shaded)  # a shadow, not a hand (unless other gaps say so)
         if group >= self.config.occluded_gap_group:
             return finish(OCCLUDED, f"{group} neighbouring gaps between pits hidden (hand or object over the board)",
                           corners_px=corners_out, grid=grid, rectified=board, scale=scale, method=location.method)
@@ -337,8 +355,9 @@ class BoardReader:
         # The localiser's lattice is one homography: each pit is then measured on the top-down image.
         return refine_grid(board.image, lattice, config=self.config.grid)
 
-    def _foreign_gaps(self, rectified: np.ndarray, grid: PitGrid) -> np.ndarray:
-        """Which of the 49 between-pit gaps (:data:`GAP_NODES` order) have a colour far from the board surface.
+    def _foreign_gaps(self, rectified: np.ndarray, grid: PitGrid) -> tuple[np.ndarray, np.ndarray]:
+        """Which of the 49 between-pit gaps (:data:`GAP_NODES` order) have a colour far from the board surface,
+        and which of those are only shaded (darker, with the surface's chromaticity).
 
         Hue (Lab a, b) is compared with the bare surface along the board's rim. Lightness is
         compared with a plane fitted through the gaps' own lightness, robustly (refitted to the
@@ -351,7 +370,10 @@ class BoardReader:
         gaps = _gap_points(c) / 2
         small = cv2.resize(rectified, (rectified.shape[1] // 2, rectified.shape[0] // 2), interpolation=cv2.INTER_AREA)
         lab = cv2.cvtColor(small, cv2.COLOR_BGR2LAB).astype(np.float32)
-        diff = lab - surface_colour(small, lab)
+        shares = small.astype(np.float32) + 1.0
+        shares /= shares.sum(axis=2, keepdims=True)  # chromaticity: what shade does not change
+        # Per pixel: Lab and chromaticity, each as the difference from the board's rim.
+        diff = np.concatenate([lab - surface_colour(small, lab), shares - rim_median(shares)], axis=2)
         h, w = diff.shape[:2]
         half = max(1, int(0.06 * grid.radius_px))
         centre = np.round(gaps).astype(int)  # (x, y) per gap
@@ -360,15 +382,28 @@ class BoardReader:
             offsets = np.arange(-half, half + 1)
             ys = centre[:, 1, None, None] + offsets[None, :, None]
             xs = centre[:, 0, None, None] + offsets[None, None, :]
-            values = np.median(diff[ys, xs].reshape(len(centre), -1, 3), axis=1)
+            values = np.median(diff[ys, xs].reshape(len(centre), -1, diff.shape[2]), axis=1)
         else:
             patches = [diff[max(0, yi - half) : min(h, yi + half + 1), max(0, xi - half) : min(w, xi + half + 1)]
                        for xi, yi in centre]
-            values = np.array([np.median(p.reshape(-1, 3), axis=0) if p.size else np.zeros(3) for p in patches])
+            values = np.array([np.median(p.reshape(-1, diff.shape[2]), axis=0) if p.size else np.zeros(diff.shape[2])
+                               for p in patches])
         lightness = values[:, 0] - _robust_plane(gaps / (w, h), values[:, 0], self.config.gap_plane_keep)
         # Lightness counts half: shading varies more than hue across a wooden board.
         distance = np.sqrt(0.25 * lightness**2 + values[:, 1] ** 2 + values[:, 2] ** 2)
-        return np.asarray(distance > self.config.gap_foreign_distance)
+        foreign = distance > self.config.gap_foreign_distance
+        shaded = foreign & (lightness < 0) & (np.linalg.norm(values[:, 3:], axis=1) < self.config.shade_chromaticity)
+        return foreign, shaded
+
+    def _rims_kept(self, rectified: np.ndarray, grid: PitGrid, foreign: np.ndarray) -> bool:
+        """Whether the pits beside the ``foreign`` gaps keep round rims (see ``ReaderConfig.shade_rim_ratio``)."""
+        beside = _GAP_PITS[foreign].any(axis=0)
+        if beside.all() or not beside.any():
+            return False
+        gx, gy = image_gradients(cv2.cvtColor(rectified, cv2.COLOR_BGR2GRAY))
+        lattice_to_board, _ = cv2.findHomography(PIT_NODES, grid.centers_px)
+        rims = rim_coherence(gx, gy, lattice_to_board, PIT_NODES, grid.radius_px)
+        return bool(rims[beside].min() >= self.config.shade_rim_ratio * np.median(rims[~beside]))
 
 
 def _gap_points(centres: np.ndarray) -> np.ndarray:
@@ -377,10 +412,13 @@ def _gap_points(centres: np.ndarray) -> np.ndarray:
     return np.concatenate([((c[:3, :7] + c[1:, 1:]) / 2).reshape(-1, 2), ((c[:, :7] + c[:, 1:]) / 2).reshape(-1, 2)])
 
 
-#: The 49 gaps in lattice units (column, row), and which of them are neighbours: a block's middle
-#: and the pairs' middles half a pitch above and below it, i.e. along the gap between two columns.
-GAP_NODES = _gap_points(np.mgrid[0:4, 0:8][::-1].transpose(1, 2, 0).astype(np.float64))
+#: The 32 pits in lattice units (column, row), image order, and the 49 gaps between them; which
+#: gaps are neighbours (a block's middle and the pairs' middles half a pitch above and below it,
+#: i.e. along the gap between two columns), and which pits each gap lies beside.
+PIT_NODES = np.mgrid[0:4, 0:8][::-1].transpose(1, 2, 0).reshape(-1, 2).astype(np.float64)
+GAP_NODES = _gap_points(PIT_NODES.reshape(4, 8, 2))
 _GAP_NEIGHBOURS = np.linalg.norm(GAP_NODES[:, None] - GAP_NODES[None], axis=2) <= 0.75
+_GAP_PITS: np.ndarray = np.all(np.abs(GAP_NODES[:, None] - PIT_NODES[None]) <= 0.5, axis=2)
 
 
 def _largest_group(foreign: np.ndarray) -> int:

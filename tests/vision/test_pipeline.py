@@ -215,6 +215,28 @@ def test_a_fingertip_between_pits_is_an_occlusion_and_knots_scattered_over_the_b
     assert reader.read(touched).status == "occluded"
 
 
+def test_a_hard_edged_shadow_is_not_an_occlusion_and_a_sleeve_in_it_still_is(drawn) -> None:  # type: ignore[no-untyped-def]
+    import cv2
+
+    h, w = drawn.image.shape[:2]
+    c = drawn.pit_centers_px.reshape(4, 8, 2)
+    pitch = float(np.linalg.norm(c[1, 4] - c[1, 3]))
+    # Something off the board casts a straight-edged shadow over its East third: half the light,
+    # the same on every channel. A plane through the gaps' lightness cannot follow the step.
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    edge_top, edge_bottom = (c[0, 4] + c[0, 5]) / 2, (c[3, 5] + c[3, 6]) / 2
+    side = (xx - edge_top[0]) * (edge_bottom[1] - edge_top[1]) - (yy - edge_top[1]) * (edge_bottom[0] - edge_top[0])
+    shadow = np.where(side < 0, 0.5, 1.0).astype(np.float32)
+    shaded = np.clip(drawn.image * shadow[..., None], 0, 255).astype(np.uint8)
+    reader = BoardReader().at_corners(CORNERS, (w, h))
+    assert reader.read(shaded).status == "ok"
+    sleeved = shaded.copy()
+    middle = (c[1, 5] + c[2, 6]) / 2
+    cv2.ellipse(sleeved, (round(middle[0]), round(middle[1])), (round(0.75 * pitch), round(0.6 * pitch)), 20, 0, 360,
+                (60, 30, 20), -1, cv2.LINE_AA)
+    assert reader.read(sleeved).status == "occluded"
+
+
 def test_a_lamp_beside_the_board_is_not_an_occlusion_and_a_sleeve_under_it_still_is(drawn) -> None:  # type: ignore[no-untyped-def]
     import cv2
 
@@ -229,7 +251,7 @@ def test_a_lamp_beside_the_board_is_not_an_occlusion_and_a_sleeve_under_it_still
     lit = np.clip(drawn.image * (1.3 * light / light.max())[..., None], 0, 255).astype(np.uint8)
     reader = BoardReader().at_corners(CORNERS, (w, h))
     board = rectify(lit, CORNERS)
-    assert not reader._foreign_gaps(board.image, fit_grid(board.image)).any()
+    assert not reader._foreign_gaps(board.image, fit_grid(board.image))[0].any()
     assert reader.read(lit).status == "ok"
     c = drawn.pit_centers_px.reshape(4, 8, 2)
     middle = (c[1, 5] + c[2, 6]) / 2
