@@ -76,7 +76,7 @@ class ReaderConfig:
     occluded_gap_group: int = 2
     gap_foreign_distance: float = 20.0
     gap_plane_keep: float = 0.6  # share of the gaps the lightness plane is fitted to (those it fits best)
-    # A hard-edged cast shadow darkens gaps without changing their chromaticity (within
+    # A hard-edged cast shadow changes the gaps' lightness but not their chromaticity (within
     # shade_chromaticity of the rim's, rgb shares) and leaves the pits' rims visible; a hand
     # hides the rims it covers. Such shaded gaps do not count when the least round rim of the
     # pits beside foreign gaps keeps shade_rim_ratio of the median of the other pits' rims.
@@ -357,7 +357,7 @@ class BoardReader:
 
     def _foreign_gaps(self, rectified: np.ndarray, grid: PitGrid) -> tuple[np.ndarray, np.ndarray]:
         """Which of the 49 between-pit gaps (:data:`GAP_NODES` order) have a colour far from the board surface,
-        and which of those are only shaded (darker, with the surface's chromaticity).
+        and which of those differ only in lightness (the surface's chromaticity: shade or light).
 
         Hue (Lab a, b) is compared with the bare surface along the board's rim. Lightness is
         compared with a plane fitted through the gaps' own lightness, robustly (refitted to the
@@ -392,7 +392,8 @@ class BoardReader:
         # Lightness counts half: shading varies more than hue across a wooden board.
         distance = np.sqrt(0.25 * lightness**2 + values[:, 1] ** 2 + values[:, 2] ** 2)
         foreign = distance > self.config.gap_foreign_distance
-        shaded = foreign & (lightness < 0) & (np.linalg.norm(values[:, 3:], axis=1) < self.config.shade_chromaticity)
+        # Lightness alone: a shadow's step (either side of it may be the one the plane calls foreign).
+        shaded = foreign & (np.linalg.norm(values[:, 3:], axis=1) < self.config.shade_chromaticity)
         return foreign, shaded
 
     def _rims_kept(self, rectified: np.ndarray, grid: PitGrid, foreign: np.ndarray) -> bool:
