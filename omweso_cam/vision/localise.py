@@ -59,10 +59,10 @@ class LocaliseConfig:
     max_stray_circles_frac: float = 0.5  # pit-sized circles inside the lattice but off its pits, of those on them
     # The 32 pits' rims must be rounder than the ring of nodes one step beyond them by this much
     # (rim coherence: ~0.87 on pits, ~0.45-0.5 off them), and at most max_round_beyond of that
-    # ring may look like pits (rim coherence over pit_rim_coherence). 151 fresh renders (seeds
-    # 555001+, 556001+, turned 0/90/180 degrees): board lattices step by 0.15-0.5 with at most 8%
-    # of the ring round; a dotted cloth's lattice has 41-47% round, lattices on tables without
-    # a board step by 0.01-0.02.
+    # ring may look like pits (rim coherence over pit_rim_coherence). 72 fresh renders (seeds
+    # 555001+) turned 0/90/180 degrees: board lattices step by 0.15-0.5 with at most 8% of the
+    # ring round; a dotted cloth's lattice has 41-47% round; lattices on tables without a board
+    # (seeds 1800001+) step by 0.01-0.02.
     min_rim_step: float = 0.1
     pit_rim_coherence: float = 0.7
     max_round_beyond: float = 0.25
@@ -92,7 +92,7 @@ class LocaliseConfig:
     min_edge_points: int = 6  # a side needs at least this many edge points on one line
     # ... and at least this share of its profiles: 0.3 lets a side with a shadow, a side face or a
     # seed-coloured table along part of it keep its own edge instead of the lattice-parallel guess
-    # (corners within 1% on 151 fresh renders, seeds 555001+ and 556001+: 76 -> 83; 0.2 gained one
+    # (corners within 1% on 153 fresh renders, seeds 555001+ and 556001+: 76 -> 83; 0.2 gained one
     # more but moved three good corners by 1-3% of the diagonal).
     min_edge_inlier_frac: float = 0.3
     edge_line_tolerance_px: float = 1.5  # RANSAC inlier distance at the pit-search scale
@@ -559,7 +559,7 @@ def _circles(gray: np.ndarray, config: LocaliseConfig, *, small_pits: bool = Fal
 
 
 #: The 32 pit centres in lattice coordinates (col, row), image order.
-_LATTICE = np.array([(c, r) for r in range(4) for c in range(8)], np.float64)
+PIT_NODES: np.ndarray = np.array([(c, r) for r in range(4) for c in range(8)], np.float64)
 #: The ring of lattice nodes one step beyond the pits (where a board has none).
 _BEYOND = np.array([(c, r) for r in range(-1, 5) for c in range(-1, 9) if r in (-1, 4) or c in (-1, 8)], np.float64)
 
@@ -668,7 +668,7 @@ def _polish(lattice_to_image: np.ndarray, blobs: np.ndarray) -> np.ndarray:
         _, _, nearest, close = _nearest_circles(h, blobs)
         if close.sum() < 12:
             break
-        refit, _ = cv2.findHomography(_LATTICE[close].astype(np.float32), blobs[nearest[close], :2].astype(np.float32), 0)
+        refit, _ = cv2.findHomography(PIT_NODES[close].astype(np.float32), blobs[nearest[close], :2].astype(np.float32), 0)
         if refit is None:
             break
         h = refit
@@ -678,7 +678,7 @@ def _polish(lattice_to_image: np.ndarray, blobs: np.ndarray) -> np.ndarray:
 def _nearest_circles(lattice_to_image: np.ndarray, blobs: np.ndarray) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
     """The lattice's 32 pit centres in the image, their pitch along the rows (median), the
     nearest circle to each pit (index into ``blobs``), and whether it lies within 0.3 pitch."""
-    centres = cv2.perspectiveTransform(_LATTICE.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
+    centres = cv2.perspectiveTransform(PIT_NODES.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
     pitch = float(np.median(np.linalg.norm(np.diff(centres.reshape(4, 8, 2), axis=1), axis=2)))
     dist = np.linalg.norm(centres[:, None] - blobs[None, :, :2], axis=2)
     nearest = np.argmin(dist, axis=1)
@@ -1126,7 +1126,7 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
         return abs(top - bottom) + abs(left - right)
 
     def rims(lattice_to_image: np.ndarray, radius: float) -> float:
-        return float(rim_coherence(images.gx, images.gy, lattice_to_image, _LATTICE, radius).sum())
+        return float(rim_coherence(images.gx, images.gy, lattice_to_image, PIT_NODES, radius).sum())
 
     def pits_stop(lattice_to_image: np.ndarray, radius: float) -> bool:
         # A board's pits stop at its edge: the ring of nodes one step beyond them (its margin, the
@@ -1140,7 +1140,7 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
         around = np.full(len(_BEYOND), 0.5)
         if inside.any():
             around[inside] = rim_coherence(images.gx, images.gy, lattice_to_image, _BEYOND[inside], radius)
-        step = rims(lattice_to_image, radius) / len(_LATTICE) - float(around.mean())
+        step = rims(lattice_to_image, radius) / len(PIT_NODES) - float(around.mean())
         round_share = float(np.mean(around[inside] > config.pit_rim_coherence)) if inside.sum() >= 6 else 0.0
         return step >= config.min_rim_step and round_share <= config.max_round_beyond
 
@@ -1211,7 +1211,7 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
 _LATTICE_STEPS = [np.array([[1.0, shear, dc], [0.0, 1.0, dr], [0.0, 0.0, 1.0]])
                   for shear in (-1, 0, 1) for dc in (-2, -1, 0, 1, 2) for dr in (-1, 0, 1) if (shear, dc, dr) != (0, 0, 0)]
 #: The 32 pit nodes of every placement in _LATTICE_STEPS, in the lattice's own coordinates, one after another.
-_STEP_NODES = np.concatenate([cv2.perspectiveTransform(_LATTICE.reshape(-1, 1, 2), step).reshape(-1, 2)
+_STEP_NODES = np.concatenate([cv2.perspectiveTransform(PIT_NODES.reshape(-1, 1, 2), step).reshape(-1, 2)
                               for step in _LATTICE_STEPS])
 
 

@@ -33,6 +33,7 @@ from omweso_cam.vision.grid import (
     surface_colour,
 )
 from omweso_cam.vision.localise import (
+    PIT_NODES,
     BoardLocation,
     LocaliseConfig,
     find_board,
@@ -362,8 +363,9 @@ class BoardReader:
         Hue (Lab a, b) is compared with the bare surface along the board's rim. Lightness is
         compared with a plane fitted through the gaps' own lightness, robustly (refitted to the
         ``gap_plane_keep`` share it fits best), so a lamp's gradient or a soft shadow across the
-        board is not foreign while a hand, covering some gaps and not others, stands out of it
-        (a hard-edged shadow does too: a plane cannot follow its step).
+        board is not foreign while a hand, covering some gaps and not others, stands out of it.
+        A hard-edged shadow does too (a plane cannot follow its step), but changes lightness
+        alone: gaps whose chromaticity is the rim's are returned as shaded as well.
         """
         c = grid.centers_px.reshape(4, 8, 2)
         # In the half-resolution image: plenty for "is this patch still wood?".
@@ -413,10 +415,9 @@ def _gap_points(centres: np.ndarray) -> np.ndarray:
     return np.concatenate([((c[:3, :7] + c[1:, 1:]) / 2).reshape(-1, 2), ((c[:, :7] + c[:, 1:]) / 2).reshape(-1, 2)])
 
 
-#: The 32 pits in lattice units (column, row), image order, and the 49 gaps between them; which
-#: gaps are neighbours (a block's middle and the pairs' middles half a pitch above and below it,
-#: i.e. along the gap between two columns), and which pits each gap lies beside.
-PIT_NODES = np.mgrid[0:4, 0:8][::-1].transpose(1, 2, 0).reshape(-1, 2).astype(np.float64)
+#: The 49 gaps between the pits in lattice units (column, row); which gaps are neighbours (a
+#: block's middle and the pairs' middles half a pitch above and below it, i.e. along the gap
+#: between two columns), and which pits (:data:`PIT_NODES`) each gap lies beside.
 GAP_NODES = _gap_points(PIT_NODES.reshape(4, 8, 2))
 _GAP_NEIGHBOURS = np.linalg.norm(GAP_NODES[:, None] - GAP_NODES[None], axis=2) <= 0.75
 _GAP_PITS: np.ndarray = np.all(np.abs(GAP_NODES[:, None] - PIT_NODES[None]) <= 0.5, axis=2)

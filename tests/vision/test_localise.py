@@ -297,15 +297,15 @@ def test_a_table_without_a_board_is_not_taken_for_one() -> None:
 
 
 def test_rim_coherence_tells_pits_from_the_margin_and_the_board_edge() -> None:
-    from omweso_cam.vision.localise import _LATTICE, image_gradients, rim_coherence
+    from omweso_cam.vision.localise import PIT_NODES, image_gradients, rim_coherence
 
     rng = np.random.default_rng(31)
     drawn = draw_board(list(rng.integers(0, 6, 32)), rng=rng)
-    lattice_to_image, _ = cv2.findHomography(_LATTICE, drawn.pit_centers_px)
+    lattice_to_image, _ = cv2.findHomography(PIT_NODES, drawn.pit_centers_px)
     gx, gy = image_gradients(cv2.cvtColor(drawn.image, cv2.COLOR_BGR2GRAY))
     pitch = float(np.median(np.linalg.norm(np.diff(drawn.pit_centers_px.reshape(4, 8, 2), axis=1), axis=2)))
     radius = 0.4 * pitch
-    on_pits = rim_coherence(gx, gy, lattice_to_image, _LATTICE, radius)
+    on_pits = rim_coherence(gx, gy, lattice_to_image, PIT_NODES, radius)
     # Beyond the end columns lies the margin; beyond the long sides the board's straight edge
     # passes close to the ring, radial in one sector only.
     beyond = np.array([(c, r) for r in range(4) for c in (-1, 8)] + [(c, r) for c in range(8) for r in (-1, 4)], float)
