@@ -30,7 +30,6 @@ from omweso_cam.vision.grid import (
     grid_from_points,
     refine_grid,
     rim_median,
-    surface_colour,
 )
 from omweso_cam.vision.localise import (
     PIT_NODES,
@@ -371,11 +370,11 @@ class BoardReader:
         # In the half-resolution image: plenty for "is this patch still wood?".
         gaps = _gap_points(c) / 2
         small = cv2.resize(rectified, (rectified.shape[1] // 2, rectified.shape[0] // 2), interpolation=cv2.INTER_AREA)
-        lab = cv2.cvtColor(small, cv2.COLOR_BGR2LAB).astype(np.float32)
         shares = small.astype(np.float32) + 1.0
         shares /= shares.sum(axis=2, keepdims=True)  # chromaticity: what shade does not change
         # Per pixel: Lab and chromaticity, each as the difference from the board's rim.
-        diff = np.concatenate([lab - surface_colour(small, lab), shares - rim_median(shares)], axis=2)
+        pixels = np.concatenate([cv2.cvtColor(small, cv2.COLOR_BGR2LAB).astype(np.float32), shares], axis=2)
+        diff = pixels - rim_median(pixels)
         h, w = diff.shape[:2]
         half = max(1, int(0.06 * grid.radius_px))
         centre = np.round(gaps).astype(int)  # (x, y) per gap
