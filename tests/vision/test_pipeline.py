@@ -172,17 +172,25 @@ def test_fixed_rectifier_gives_the_warp_of_a_calibrated_board(drawn) -> None:  #
         FixedRectifier.of(CORNERS, (512, 256), (w, h)).rectify(drawn.image[:-2])
 
 
-def test_a_sleeve_over_a_few_pits_is_occluded_not_read(drawn) -> None:  # type: ignore[no-untyped-def]
+def _sleeve(image: np.ndarray, drawn, row: int, column: int,  # type: ignore[no-untyped-def]
+            bgr: tuple[int, int, int] = (120, 60, 40)) -> np.ndarray:
+    """``image`` with a sleeve's end (an ellipse 1.5 by 1.2 pitches) over the gaps around the four pits
+    from (``row``, ``column``) to the one a row down and a column right of it."""
     import cv2
 
-    covered = drawn.image.copy()
     c = drawn.pit_centers_px.reshape(4, 8, 2)
+    middle = (c[row, column] + c[row + 1, column + 1]) / 2
+    pitch = float(np.linalg.norm(c[1, 4] - c[1, 3]))
+    out = image.copy()
+    cv2.ellipse(out, (round(middle[0]), round(middle[1])), (round(0.75 * pitch), round(0.6 * pitch)), 20, 0, 360,
+                bgr, -1, cv2.LINE_AA)
+    return out
+
+
+def test_a_sleeve_over_a_few_pits_is_occluded_not_read(drawn) -> None:  # type: ignore[no-untyped-def]
     # A sleeve's end over the gaps around four pits (3 of the board's 49 gaps). A skin-coloured
     # hand on light wood is not seen by this test: the stability monitor catches moving hands.
-    middle = (c[1, 3] + c[2, 4]) / 2
-    pitch = float(np.linalg.norm(c[1, 4] - c[1, 3]))
-    cv2.ellipse(covered, (round(middle[0]), round(middle[1])), (round(0.75 * pitch), round(0.6 * pitch)), 20, 0, 360,
-                (120, 60, 40), -1, cv2.LINE_AA)
+    covered = _sleeve(drawn.image, drawn, 1, 3)
     h, w = covered.shape[:2]
     reader = BoardReader().at_corners(CORNERS, (w, h))
     assert reader.read(drawn.image).status == "ok"
@@ -216,11 +224,8 @@ def test_a_fingertip_between_pits_is_an_occlusion_and_knots_scattered_over_the_b
 
 
 def test_a_hard_edged_shadow_is_not_an_occlusion_and_a_sleeve_in_it_still_is(drawn) -> None:  # type: ignore[no-untyped-def]
-    import cv2
-
     h, w = drawn.image.shape[:2]
     c = drawn.pit_centers_px.reshape(4, 8, 2)
-    pitch = float(np.linalg.norm(c[1, 4] - c[1, 3]))
     # Something off the board casts a straight-edged shadow over its East third: half the light,
     # the same on every channel. A plane through the gaps' lightness cannot follow the step.
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
@@ -230,16 +235,10 @@ def test_a_hard_edged_shadow_is_not_an_occlusion_and_a_sleeve_in_it_still_is(dra
     shaded = np.clip(drawn.image * shadow[..., None], 0, 255).astype(np.uint8)
     reader = BoardReader().at_corners(CORNERS, (w, h))
     assert reader.read(shaded).status == "ok"
-    sleeved = shaded.copy()
-    middle = (c[1, 5] + c[2, 6]) / 2
-    cv2.ellipse(sleeved, (round(middle[0]), round(middle[1])), (round(0.75 * pitch), round(0.6 * pitch)), 20, 0, 360,
-                (60, 30, 20), -1, cv2.LINE_AA)
-    assert reader.read(sleeved).status == "occluded"
+    assert reader.read(_sleeve(shaded, drawn, 1, 5, (60, 30, 20))).status == "occluded"
 
 
 def test_a_lamp_beside_the_board_is_not_an_occlusion_and_a_sleeve_under_it_still_is(drawn) -> None:  # type: ignore[no-untyped-def]
-    import cv2
-
     h, w = drawn.image.shape[:2]
     # A lamp just beyond the South-West corner: light falls off with distance, to a sixth of it
     # at the far corner, the same on every channel. The board's rim is no longer the colour of
@@ -253,13 +252,7 @@ def test_a_lamp_beside_the_board_is_not_an_occlusion_and_a_sleeve_under_it_still
     board = rectify(lit, CORNERS)
     assert not reader._foreign_gaps(board.image, fit_grid(board.image))[0].any()
     assert reader.read(lit).status == "ok"
-    c = drawn.pit_centers_px.reshape(4, 8, 2)
-    middle = (c[1, 5] + c[2, 6]) / 2
-    pitch = float(np.linalg.norm(c[1, 4] - c[1, 3]))
-    covered = lit.copy()
-    cv2.ellipse(covered, (round(middle[0]), round(middle[1])), (round(0.75 * pitch), round(0.6 * pitch)), 20, 0, 360,
-                (120, 60, 40), -1, cv2.LINE_AA)
-    assert reader.read(covered).status == "occluded"
+    assert reader.read(_sleeve(lit, drawn, 1, 5)).status == "occluded"
 
 
 def test_seed_model_learnt_from_labelled_crops_counts_another_board() -> None:
