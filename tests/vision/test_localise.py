@@ -270,6 +270,17 @@ def test_a_side_whose_edge_shows_on_part_of_it_keeps_its_own_edge() -> None:
     assert err < 0.005, f"corner error {err:.4f} of the diagonal"
 
 
+def test_a_side_without_an_edge_of_its_own_takes_the_opposite_margin() -> None:
+    # A set-up render where one side shows no edge line of its own: its strongest gradient
+    # lay far beyond the pits (2.4% of the diagonal off); the opposite side's margin puts it
+    # where the board ends (boards are symmetric).
+    image, truth = _scan_render("default", 1_600_013, "set-up")
+    found = find_board(image)
+    assert found is not None
+    err = corner_error(found.corners_px, truth.corners_px)
+    assert err < 0.01, f"corner error {err:.4f} of the diagonal"
+
+
 def test_a_dotted_cloth_is_not_taken_for_the_pits_beside_it() -> None:
     # A cloth of pit-sized dots under a blurred board: a 4x8 block of the dots passed for the
     # board (51% of the diagonal away); its ring of nodes one step beyond is as dotted as the
