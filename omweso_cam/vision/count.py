@@ -157,18 +157,33 @@ def pit_crops_from_image(image_bgr: np.ndarray, board_from_image: np.ndarray, gr
     camera image keeps the seeds as sharp as they were taken. Same geometry as
     :func:`pit_crops` (a square of ``2 * crop_of_radius`` pit radii around each centre).
     """
-    s = config.crop_px
-    half = config.crop_of_radius * grid.radius_px
-    scale = s / (2 * half)
-    image_from_board = np.linalg.inv(np.asarray(board_from_image, np.float64))
-    crops = np.empty((len(grid.centers_px), s, s, 3), np.uint8)
-    for i, (x, y) in enumerate(grid.centers_px):
-        # crop pixel (u, v) -> rectified (x - half + (u + 0.5) / scale - 0.5, ...) -> camera image.
-        board_from_crop = np.array([[1 / scale, 0, x - half + 0.5 / scale - 0.5],
-                                    [0, 1 / scale, y - half + 0.5 / scale - 0.5], [0, 0, 1]], np.float64)
-        crops[i] = cv2.warpPerspective(image_bgr, image_from_board @ board_from_crop, (s, s),
-                                       flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
-    return crops
+    centres = np.asarray(grid.centers_px, np.float64)
+    map_x, map_y = _crop_maps(np.asarray(board_from_image, np.float64).tobytes(), centres.tobytes(),
+                              float(grid.radius_px), config.crop_px, config.crop_of_radius)
+    crops = cv2.remap(image_bgr, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return crops.reshape(len(centres), config.crop_px, config.crop_px, -1)
+
+
+@functools.lru_cache(maxsize=4)
+def _crop_maps(board_from_image: bytes, centres: bytes, radius_px: float, crop_px: int, crop_of_radius: float
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Camera-image coordinates (N * S, S) of every crop pixel, for one :func:`cv2.remap` of all crops.
+
+    Cached: a calibrated board keeps its homography and pits from frame to frame.
+    """
+    m = np.linalg.inv(np.frombuffer(board_from_image, np.float64).reshape(3, 3))
+    c = np.frombuffer(centres, np.float64).reshape(-1, 2)
+    half = crop_of_radius * radius_px
+    # Crop pixel u -> rectified x - half + (u + 0.5) / scale - 0.5 (pixel centres aligned) -> camera image.
+    u = (np.arange(crop_px) + 0.5) / (crop_px / (2 * half)) - 0.5 - half
+    bx = (c[:, 0, None] + u[None, :])[:, None, :]  # (N, 1, S): along a crop's columns
+    by = (c[:, 1, None] + u[None, :])[:, :, None]  # (N, S, 1): along its rows
+    w = m[2, 0] * bx + m[2, 1] * by + m[2, 2]
+    map_x = ((m[0, 0] * bx + m[0, 1] * by + m[0, 2]) / w).astype(np.float32).reshape(-1, crop_px)
+    map_y = ((m[1, 0] * bx + m[1, 1] * by + m[1, 2]) / w).astype(np.float32).reshape(-1, crop_px)
+    map_x.setflags(write=False)
+    map_y.setflags(write=False)
+    return map_x, map_y
 
 
 def normalise_crop(crop_bgr: np.ndarray, *, config: CountConfig = CountConfig()) -> np.ndarray:
@@ -199,13 +214,21 @@ def network_input(crops_bgr: np.ndarray, *, config: CountConfig = CountConfig())
         raise ValueError(f"expected crops (N, S, S, 3), got shape {crops.shape}")
     n, s = crops.shape[:2]
     rim = np.flatnonzero(~_disc(CountConfig(crop_px=s, crop_of_radius=config.crop_of_radius), config.rim_of_radius))
-    # (N, 3, rim pixels) contiguous: a median along the last axis is ten times faster than along a strided one.
-    rim_px = np.ascontiguousarray(crops.reshape(n, s * s, 3)[:, rim].transpose(0, 2, 1))
-    level = np.median(rim_px, axis=2).astype(np.float32)  # (N, 3)
-    f = crops.astype(np.float32)
+    rim_px = crops.reshape(n, s * s, 3)[:, rim].transpose(0, 2, 1).reshape(n * 3, -1)  # (N * 3, rim pixels)
+    level = (_median_u8(rim_px) if crops.dtype == np.uint8 else np.median(rim_px, axis=1)).reshape(n, 3).astype(np.float32)
     unit = level.mean(axis=1) + config.rim_unit_offset  # (N,)
-    x = (f - level[:, None, None, :]) / unit[:, None, None, None]
-    return np.ascontiguousarray(x.transpose(0, 3, 1, 2))
+    x = crops.transpose(0, 3, 1, 2).astype(np.float32, order="C")
+    x -= level[:, :, None, None]
+    x /= unit[:, None, None, None]
+    return x
+
+
+def _median_u8(rows: np.ndarray) -> np.ndarray:
+    """``np.median(rows, axis=1)`` of uint8 rows (R, M), from their histograms (three times faster)."""
+    r, m = rows.shape
+    cum = np.bincount((np.arange(r)[:, None] * 256 + rows).ravel(), minlength=r * 256).reshape(r, 256).cumsum(axis=1)
+    # The sorted row's values at positions (m - 1) // 2 and m // 2: how many values have fewer before them.
+    return np.asarray(((cum <= (m - 1) // 2).sum(axis=1) + (cum <= m // 2).sum(axis=1)) / 2.0)
 
 
 VIEWS = 8  # the symmetries of a square crop

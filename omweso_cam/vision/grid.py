@@ -131,13 +131,17 @@ def surface_colour(rectified_bgr: np.ndarray, lab: np.ndarray | None = None) -> 
 def rim_median(values: np.ndarray) -> np.ndarray:
     """The median of per-pixel ``values`` (H, W, C) of a rectified board over a band just inside its edge,
     where a board has plain wood around its pits."""
+    return np.asarray(np.median(rim_band(values), axis=0), np.float32)
+
+
+def rim_band(values: np.ndarray) -> np.ndarray:
+    """The pixels (N, C) of ``values`` (H, W, C) in the band just inside a rectified board's edge."""
     h, w, channels = values.shape
     b0, b1 = max(1, round(0.015 * h)), max(2, round(0.05 * h))
-    band = np.concatenate([
+    return np.concatenate([
         values[b0:b1].reshape(-1, channels), values[h - b1 : h - b0].reshape(-1, channels),
         values[:, b0:b1].reshape(-1, channels), values[:, w - b1 : w - b0].reshape(-1, channels),
     ])
-    return np.asarray(np.median(band, axis=0), np.float32)
 
 
 def surface_difference(rectified_bgr: np.ndarray) -> np.ndarray:
