@@ -43,6 +43,25 @@ def test_network_input_is_measured_against_the_rim() -> None:
     assert np.all(x[:, :, 24, 24] < -0.2)
 
 
+@pytest.mark.parametrize("crop_px", [48, 31])
+def test_network_input_measures_each_crop_against_the_wood_around_its_pit(crop_px: int) -> None:
+    # Per crop and channel the median of the pixels outside rim_of_radius pit radii is
+    # subtracted and the mean of those medians (plus an offset) divides (an even and an odd
+    # number of rim pixels: the median of the two middle values, or the middle one).
+    config = CountConfig(crop_px=crop_px)
+    crops = np.random.default_rng(5).integers(0, 256, (6, crop_px, crop_px, 3), dtype=np.uint8)
+    yy, xx = np.mgrid[0:crop_px, 0:crop_px] + 0.5
+    r_px = crop_px / 2 / config.crop_of_radius * config.rim_of_radius
+    rim = (xx - crop_px / 2) ** 2 + (yy - crop_px / 2) ** 2 > r_px**2
+    level = np.median(crops[:, rim], axis=1)  # (6, 3)
+    unit = level.mean(axis=1) + config.rim_unit_offset
+    expected = ((crops - level[:, None, None]) / unit[:, None, None, None]).transpose(0, 3, 1, 2)
+    for given in (crops, crops.astype(np.float32)):
+        x = network_input(given, config=config)
+        assert x.shape == (6, 3, crop_px, crop_px) and x.dtype == np.float32 and x.flags["C_CONTIGUOUS"]
+        np.testing.assert_allclose(x, expected, rtol=1e-5, atol=1e-6)
+
+
 def test_network_input_ignores_exposure() -> None:
     rng = np.random.default_rng(2)
     crops = _crops(rng)
