@@ -291,7 +291,7 @@ def cmd_calibrate_board(args: argparse.Namespace) -> int:
     reader = BoardReader()
     config = reader.config
     board = reader.rectify_board(image, found)
-    grid = reader.grid_for(board, found)
+    grid = reader.grid_for(board, found, image)
     model = None
     try:
         if args.seeds:

@@ -140,6 +140,23 @@ def test_grid_fit_on_the_rectified_board(drawn) -> None:  # type: ignore[no-unty
     assert np.max(np.linalg.norm(grid.centers_px - true_centres, axis=1)) < 0.08 * pitch
 
 
+def test_a_board_read_at_given_corners_takes_the_pits_the_localiser_sees() -> None:
+    # A render whose pits reach to the very edge of the board's top face: a lattice fitted to
+    # the top-down image alone put its pits a whole radius off; the localiser's round rims do not.
+    import statistics
+
+    from omweso_cam.vision.synth import Scene, render_board
+
+    rng = np.random.default_rng(2_500_003)
+    counts = [int(c) for c in rng.integers(0, 7, 32)]
+    image, truth = render_board(counts, scene=Scene.random(rng, style="default", hand=False), rng=rng)
+    h, w = image.shape[:2]
+    reading = BoardReader().at_corners(np.asarray(truth.corners_px), (w, h), method="manual").read(image)
+    assert reading.pit_centers_px is not None
+    off = np.linalg.norm(reading.pit_centers_px - np.asarray(truth.pit_centers_px), axis=1)
+    assert np.median(off) < 0.15 * statistics.median(truth.pit_radius_px)
+
+
 def test_refine_grid_moves_each_pit_onto_its_rim_and_ignores_far_ones(drawn) -> None:  # type: ignore[no-untyped-def]
     import cv2
 
