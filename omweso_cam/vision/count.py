@@ -53,7 +53,10 @@ class CountConfig:
     # log-likelihoods averaged. vision_bench (true corners, pits >= 36 px, 2,225 pits of 0-6):
     # 96.0 % exact with one view, 97.5 % with eight. The network runs once per view, but only
     # on the pits the first view is unsure of (below ``sure_probability``: about one in five;
-    # re-reading every pit measured the same 97.5 %).
+    # re-reading every pit measured the same 97.5 %). Four views (2026-11-30) read 0-6 nearly
+    # as well on the validation crops (95.8 % vs 95.9 %) but a little worse through the whole
+    # pipeline (vision_bench: 95.5 / 92.4 / 87.0 % vs 95.6 / 93.2 / 87.4 %) and the fresh films
+    # lost a move and raised two false alarms (track_bench --start: 46/48, 2 vs 47/48, 0).
     views: int = 8
     sure_probability: float = 0.9
 
