@@ -135,6 +135,14 @@ def test_board_aspect_from_perspective(tilt_deg: float, turn_deg: float, toleran
     assert aspect is not None and abs(aspect / 2.5 - 1) < tolerance
 
 
+def _assert_board_found_within(image: np.ndarray, corners: np.ndarray, tolerance: float) -> None:
+    """find_board finds a board in ``image`` with its corners within ``tolerance`` of the diagonal of ``corners``."""
+    found = find_board(image)
+    assert found is not None
+    err = corner_error(found.corners_px, corners)
+    assert err < tolerance, f"corner error {err:.4f} of the diagonal"
+
+
 def _side_face(drawn_image: np.ndarray, corners: np.ndarray, depth_px: float, bgr: tuple[int, int, int]) -> np.ndarray:
     """The board's front side face: a band below the South edge (what an oblique camera sees)."""
     image = drawn_image.copy()
@@ -153,10 +161,7 @@ def test_find_board_takes_the_top_face_not_the_side_face(seed: int) -> None:
     corners = np.array([[170, 110], [790, 100], [810, 400], [150, 410]], float) + rng.normal(0, 4, (4, 2))
     drawn = draw_board(list(rng.integers(0, 5, 32)), rng=rng, corners_px=corners, table_bgr=(200, 205, 200))
     image = _side_face(drawn.image, drawn.corners_px, 26.0, (45, 80, 115))
-    found = find_board(image)
-    assert found is not None
-    err = corner_error(found.corners_px, drawn.corners_px)
-    assert err < 0.01, f"corner error {err:.4f} of the diagonal"
+    _assert_board_found_within(image, drawn.corners_px, 0.01)
 
 
 def test_find_board_with_a_hand_over_a_whole_column() -> None:
@@ -169,10 +174,7 @@ def test_find_board_with_a_hand_over_a_whole_column() -> None:
     reach = np.array([[-45.0, -140.0], [45.0, -140.0], [45.0, 140.0], [-45.0, 140.0]])
     arm = (np.array([c_top, c_top, c_bottom, c_bottom]) + reach).astype(np.int32)
     cv2.fillConvexPoly(image, arm, (120, 160, 215), cv2.LINE_AA)
-    found = find_board(image)
-    assert found is not None
-    err = corner_error(found.corners_px, drawn.corners_px)
-    assert err < 0.01, f"corner error {err:.4f} of the diagonal"
+    _assert_board_found_within(image, drawn.corners_px, 0.01)
 
 
 def _barrel(image: np.ndarray, points: np.ndarray, k: float) -> tuple[np.ndarray, np.ndarray]:
@@ -198,10 +200,7 @@ def test_find_board_through_a_wide_angle_lens_straightens_the_bowed_sides() -> N
     corners = np.array([[70, 60], [890, 40], [910, 500], [50, 490]], float) + rng.normal(0, 5, (4, 2))
     drawn = draw_board(list(rng.integers(0, 6, 32)), rng=rng, corners_px=corners)
     image, truth = _barrel(drawn.image, drawn.corners_px, -0.25)
-    found = find_board(image)
-    assert found is not None
-    err = corner_error(found.corners_px, truth)
-    assert err < 0.006, f"corner error {err:.4f} of the diagonal"
+    _assert_board_found_within(image, truth, 0.006)
 
 
 def _candidate(depth: float, support: float = 1.0):  # type: ignore[no-untyped-def]
@@ -264,10 +263,7 @@ def test_a_side_whose_edge_shows_on_part_of_it_keeps_its_own_edge() -> None:
     # side's profiles, the side fell back to a line of the checks 12 px out (1.8% of the
     # diagonal); 30% keeps the side's own edge.
     image, truth = _scan_render("default", 2_000_030, "mid-game")
-    found = find_board(image)
-    assert found is not None
-    err = corner_error(found.corners_px, truth.corners_px)
-    assert err < 0.005, f"corner error {err:.4f} of the diagonal"
+    _assert_board_found_within(image, truth.corners_px, 0.005)
 
 
 def test_a_side_without_an_edge_of_its_own_takes_the_opposite_margin() -> None:
@@ -275,10 +271,7 @@ def test_a_side_without_an_edge_of_its_own_takes_the_opposite_margin() -> None:
     # lay far beyond the pits (2.4% of the diagonal off); the opposite side's margin puts it
     # where the board ends (boards are symmetric).
     image, truth = _scan_render("default", 1_600_013, "set-up")
-    found = find_board(image)
-    assert found is not None
-    err = corner_error(found.corners_px, truth.corners_px)
-    assert err < 0.01, f"corner error {err:.4f} of the diagonal"
+    _assert_board_found_within(image, truth.corners_px, 0.01)
 
 
 def test_a_dotted_cloth_is_not_taken_for_the_pits_beside_it() -> None:
