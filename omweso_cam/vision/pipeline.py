@@ -514,9 +514,12 @@ def _header_size(data: bytes) -> tuple[int, int] | None:
 
 
 def load_image(path: str) -> tuple[np.ndarray | None, str]:
-    """(image as decoded, problem): never raises for bad files; problem is "" when it loaded.
+    """(8-bit BGR image, problem): never raises for bad files; problem is "" when it loaded.
 
-    Huge JPEGs are decoded at reduced resolution (the pipeline downscales anyway).
+    A photo is turned the way its EXIF orientation says, as image viewers show it (a phone
+    held upright stores its pixels sideways): corners and South then refer to the picture
+    the user sees. Huge JPEGs are decoded at reduced resolution (the pipeline downscales
+    anyway).
     """
     try:
         with open(path, "rb") as fh:
@@ -527,7 +530,7 @@ def load_image(path: str) -> tuple[np.ndarray | None, str]:
         return None, "empty file"
     if len(data) > MAX_FILE_BYTES:
         return None, f"file larger than {MAX_FILE_BYTES // (1024 * 1024)} MB"
-    flags = cv2.IMREAD_UNCHANGED
+    flags = cv2.IMREAD_COLOR  # not IMREAD_UNCHANGED: that ignores the EXIF orientation
     size = _header_size(data)
     if size is not None:
         pixels = size[0] * size[1]

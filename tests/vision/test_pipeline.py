@@ -320,6 +320,26 @@ def test_load_image_reports_bad_files(tmp_path) -> None:  # type: ignore[no-unty
         assert image is None and words in problem, (name, problem)
 
 
+def test_a_photo_is_loaded_the_way_its_exif_orientation_says(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # A phone held upright stores its pixels sideways and says so in EXIF (orientation 6:
+    # turn 90 degrees clockwise to view); viewers, and the corners users give, are upright.
+    import struct
+
+    import cv2
+
+    pixels = np.zeros((100, 200, 3), np.uint8)
+    pixels[:20, :20] = 255  # top-left as stored
+    _ok, data = cv2.imencode(".jpg", pixels)
+    tiff = b"II*\x00" + struct.pack("<IH", 8, 1) + struct.pack("<HHIHH", 0x0112, 3, 1, 6, 0) + struct.pack("<I", 0)
+    app1 = b"Exif\x00\x00" + tiff
+    jpeg = data.tobytes()
+    (tmp_path / "upright.jpg").write_bytes(jpeg[:2] + b"\xff\xe1" + struct.pack(">H", len(app1) + 2) + app1 + jpeg[2:])
+    image, problem = load_image(str(tmp_path / "upright.jpg"))
+    assert problem == "" and image is not None
+    assert image.shape == (200, 100, 3)
+    assert image[:15, -15:].mean() > 200 and image[:15, :15].mean() < 50  # turned clockwise: now top-right
+
+
 def test_reader_config_is_plain_data() -> None:
     config = dataclasses.replace(ReaderConfig(), max_side_px=1000)
     data = config.to_dict()
