@@ -84,6 +84,12 @@ class LocaliseConfig:
     pit_search_max_side_px: int = 960  # circles are searched at this size (small boards have small pits)
     hough_edge_threshold: float = 80.0  # Canny high threshold of the circle finder
     hough_min_roundness: float = 0.5  # HOUGH_GRADIENT_ALT circle "perfectness" (0..1)
+    # Last circle searches, on the image stretched upright this many times: a camera 45-55
+    # degrees from vertical sees the pits 0.7-0.57 as high as wide, which the circle finder
+    # misses. Such a lattice needs min_oblique_lattice_score (a table without a board gave one
+    # of 0.47; boards 0.9-5).
+    oblique_stretches: tuple[float, ...] = (1.4, 1.9)
+    min_oblique_lattice_score: float = 0.8
     retry_contrast_clip: float = 3.0  # CLAHE clip limit of the second, contrast-stretched circle search
     candidate_score_ratio: float = 0.6  # refine candidates scoring at least this share of the best
     profiles_per_side: int = 24  # outward profiles searched for each side's edge
@@ -370,7 +376,10 @@ def find_board(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig
     def trusted(lattice: PitLattice) -> bool:
         # The outline must show the pit pattern too (a dotted cloth's lattice of circles does not),
         # unless nearly every pit was seen as a circle: in dark wood the pits barely differ in
-        # colour from the surface, and a cloth's circles do not stop at a 4x8 block.
+        # colour from the surface, and a cloth's circles do not stop at a 4x8 block. A lattice
+        # found only on the image stretched upright must show the pattern clearly.
+        if lattice.oblique:
+            return score_of(lattice) >= config.min_oblique_lattice_score
         return lattice.seen >= config.min_pits_seen_to_trust or score_of(lattice) >= config.min_pit_lattice_score
 
     lattice = find_pit_lattice(image_bgr, config=config, trusted=trusted)
@@ -441,7 +450,9 @@ def _stretched_board(image_bgr: np.ndarray, quads: list[np.ndarray], config: Loc
         lo, hi = np.percentile(inside, 1, axis=0), np.percentile(inside, 99, axis=0)
         stretched = np.clip((image_bgr - lo) * (255.0 / np.maximum(hi - lo, 1.0)), 0, 255).astype(np.uint8)
         stretched[region == 0] = np.median(stretched[region > 0], axis=0) // 2
-        lattice = find_pit_lattice(stretched, config=config)
+        # Not the oblique searches: on these last-resort regions they placed a lattice on the
+        # wrong thing (one of the 150 scan renders, seeds 1600001+).
+        lattice = find_pit_lattice(stretched, config=replace(config, oblique_stretches=()))
         if lattice is None:
             continue
         small, scale = _downscale(stretched, config.work_max_side_px)
@@ -1119,6 +1130,7 @@ class PitLattice(NamedTuple):
     centres: np.ndarray  # the 32 pit centres, the lattice's own order (it may run either way)
     radius: float  # median radius of the circles seen on pits
     seen: int  # pits seen as circles
+    oblique: bool = False  # found only on the image stretched upright (see LocaliseConfig.oblique_stretches)
 
     def location(self, score: float, found_by: str) -> BoardLocation:
         """The board where this lattice puts it; ``score`` its pit-pattern score."""
@@ -1191,16 +1203,23 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
             lattice_to_image, base, circles = moved[top], scores[top], circled[top]
         return lattice_to_image
 
-    def searches() -> Iterator[np.ndarray]:
-        yield _circles(gray, config)
+    def searches() -> Iterator[tuple[np.ndarray, bool]]:
+        yield _circles(gray, config), False
         # Low contrast (dark pits in dark wood, dim light, blur): the same search on a locally
         # contrast-stretched image.
         clahe = cv2.createCLAHE(clipLimit=config.retry_contrast_clip, tileGridSize=(8, 8))
-        yield _circles(clahe.apply(gray), config)
-        yield _circles(gray, config, small_pits=True)
+        yield _circles(clahe.apply(gray), config), False
+        yield _circles(gray, config, small_pits=True), False
+        # A steep camera sees the pits as ellipses, flattened along the image's height when it
+        # stands on a side of the board: stretched upright, they are circles again.
+        for stretch in config.oblique_stretches:
+            tall = cv2.resize(gray, (gray.shape[1], round(gray.shape[0] * stretch)), interpolation=cv2.INTER_LINEAR)
+            circles = _circles(tall, config)
+            circles[:, 1] /= stretch
+            yield circles, True
 
     best: PitLattice | None = None
-    for blobs in searches():
+    for blobs, oblique in searches():
         found = _lattice_from_blobs(blobs, choose)
         if found is None:
             continue
@@ -1215,7 +1234,8 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
         # The lattice knows which sides are long (its rows of 8 run along them).
         if _signed_area(corners) < 0:
             corners = corners[::-1].copy()  # a mirrored lattice: clockwise again, a long side still first
-        lattice = PitLattice(_south_at_bottom(corners / scale, True), centres / scale, radius / scale, len(seen))
+        lattice = PitLattice(_south_at_bottom(corners / scale, True), centres / scale, radius / scale, len(seen),
+                             oblique)
         if trusted is None or trusted(lattice):
             return lattice
         if best is None or lattice.seen > best.seen:

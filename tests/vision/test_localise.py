@@ -274,6 +274,20 @@ def test_a_side_without_an_edge_of_its_own_takes_the_opposite_margin() -> None:
     _assert_board_found_within(image, truth.corners_px, 0.01)
 
 
+def test_a_board_seen_at_45_degrees_is_found_from_its_elliptical_pits() -> None:
+    # A camera 45 degrees from vertical sees the pits as ellipses (0.7 as high as wide) that
+    # the circle finder missed: no board. Searched again on the image stretched upright
+    # (1.4 and 1.9 times), they are circles.
+    from omweso_cam.vision.synth import Scene, render_board
+
+    rng = np.random.default_rng(2_700_003)
+    counts = [int(c) for c in rng.integers(0, 7, 32)]
+    fill = float(rng.uniform(0.6, 0.9))
+    scene = Scene.random(rng, style="unseen", hand=False, tilt_deg=45.0, board_fill=fill)
+    image, truth = render_board(counts, scene=scene, rng=rng)
+    _assert_board_found_within(image, truth.corners_px, 0.01)
+
+
 def test_a_dotted_cloth_is_not_taken_for_the_pits_beside_it() -> None:
     # A cloth of pit-sized dots under a blurred board: a 4x8 block of the dots passed for the
     # board (51% of the diagonal away); its ring of nodes one step beyond is as dotted as the
