@@ -299,6 +299,7 @@ class BoardReader:
         board = self.rectify_board(image, location)
         t = lap("rectify", t)
 
+        fresh_grid = location.method == "calibration" and self._grid_key(location) not in self._grid_cache
         grid = self.grid_for(board, location, image)
         t = lap("grid", t)
 
@@ -307,6 +308,8 @@ class BoardReader:
         if group >= self.config.occluded_gap_group and self._rims_kept(board.image, grid, foreign):
             group = _largest_group(foreign & ~shaded)  # a shadow, not a hand (unless other gaps say so)
         if group >= self.config.occluded_gap_group:
+            if fresh_grid:
+                self._grid_cache.clear()  # found through a hand: found again on the next frame
             return finish(OCCLUDED, f"{group} neighbouring gaps between pits hidden (hand or object over the board)",
                           corners_px=corners_out, grid=grid, rectified=board, scale=scale, method=location.method)
 
@@ -348,7 +351,7 @@ class BoardReader:
         if location.method == "calibration" and self.calibration is not None:
             if self.calibration.pit_grid is not None:
                 return self.calibration.pit_grid.scaled(size)
-            key = tuple(np.round(location.corners_px.ravel(), 1))
+            key = self._grid_key(location)
             if key not in self._grid_cache:
                 self._grid_cache.clear()
                 self._grid_cache[key] = self._grid_at_corners(board, image)
@@ -358,6 +361,10 @@ class BoardReader:
             return self._grid_at_corners(board, image)
         # The localiser's lattice is one homography: each pit is then measured on the top-down image.
         return refine_grid(board.image, lattice, config=self.config.grid)
+
+    @staticmethod
+    def _grid_key(location: BoardLocation) -> tuple[float, ...]:
+        return tuple(np.round(location.corners_px.ravel(), 1))
 
     def _grid_at_corners(self, board: RectifiedBoard, image: np.ndarray | None) -> PitGrid:
         """The pit grid of a board at corners given from outside (clicked, markers, a calibration).

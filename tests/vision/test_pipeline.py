@@ -215,6 +215,20 @@ def test_a_sleeve_over_a_few_pits_is_occluded_not_read(drawn) -> None:  # type: 
     assert reading.status == "occluded" and reading.counts is None
 
 
+def test_a_grid_found_on_an_occluded_first_frame_is_found_again_on_a_clear_one(drawn) -> None:  # type: ignore[no-untyped-def]
+    # A reader at fixed corners finds the pits once and keeps them. When its first frame has a
+    # sleeve over the board, that grid is not kept: the first clear frame gets the grid a clear
+    # board gives.
+    covered = _sleeve(drawn.image, drawn, 1, 3)
+    h, w = covered.shape[:2]
+    reader = BoardReader().at_corners(CORNERS, (w, h))
+    assert reader.read(covered).status == "occluded"
+    reading = reader.read(drawn.image)
+    clear = BoardReader().at_corners(CORNERS, (w, h)).read(drawn.image)
+    assert reading.grid is not None and clear.grid is not None
+    np.testing.assert_array_equal(reading.grid.centers_px, clear.grid.centers_px)
+
+
 def test_a_fingertip_between_pits_is_an_occlusion_and_knots_scattered_over_the_board_are_not(drawn) -> None:  # type: ignore[no-untyped-def]
     import cv2
 
