@@ -145,6 +145,11 @@ def grid_from_location(board: RectifiedBoard, location: BoardLocation) -> PitGri
     radius = location.detail.get("pit_radius_px")
     if not isinstance(centres, np.ndarray) or not isinstance(radius, float):
         return None
+    return grid_from_pits(board, centres, radius)
+
+
+def grid_from_pits(board: RectifiedBoard, centres: np.ndarray, radius: float) -> PitGrid | None:
+    """The pit grid from 32 pit centres and their radius in the camera image (None unless 4 rows of 8)."""
     rect = cv2.perspectiveTransform(centres.reshape(-1, 1, 2).astype(np.float64), board.board_from_image).reshape(-1, 2)
     rims = cv2.perspectiveTransform((centres + np.array([radius, 0.0])).reshape(-1, 1, 2).astype(np.float64),
                                     board.board_from_image).reshape(-1, 2)
@@ -379,7 +384,7 @@ class BoardReader:
         """
         if image is not None:
             found = find_pit_lattice(image, config=self.config.localise)
-            lattice = None if found is None else grid_from_location(board, found.location(0.0, "pit lattice"))
+            lattice = None if found is None else grid_from_pits(board, found.centres, found.radius)
             if lattice is not None:
                 w, h = board.image.shape[1], board.image.shape[0]
                 c = lattice.centers_px.reshape(4, 8, 2)
