@@ -278,8 +278,11 @@ def track_source(
         frames += 1
         observation, _ = processor.process(frame)
         for event in tracker.update(observation):
-            if event.kind == "setup_confirmed":
+            if event.kind in ("setup_confirmed", "setup_corrected"):
                 initial = Position.from_notation(event.data["position"])
+                if event.kind == "setup_corrected":
+                    events.append({"kind": "setup_corrected", "frame": event.frame, "was": event.data["was"],
+                                   "position": event.data["position"]})
             elif event.kind == "alarm":
                 data = event.data
                 events.append({
@@ -487,6 +490,9 @@ class LiveSession:
             if kind == "setup_confirmed" and self.game_id is not None:
                 self.repository.set_initial(self.game_id, data["position"])
                 self._store_event("setup_confirmed", data, frame=event.frame)
+            elif kind == "setup_corrected" and self.game_id is not None:
+                self.repository.correct_setup(self.game_id, data["position"], [p["after"] for p in data["plies"]])
+                self._store_event("setup_corrected", data, frame=event.frame)
             elif kind == "ply" and self.game_id is not None:
                 self.repository.add_ply(self.game_id, n=data["n"], move=data["move"], side=data["side"],
                                         after=data["after"], frame=data["frame"], time_s=data["time_s"])

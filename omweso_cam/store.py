@@ -200,6 +200,23 @@ class MatchRepository:
         with self._transaction(games=True) as conn:
             conn.execute("UPDATE games SET initial = ?, status = 'playing' WHERE id = ?", (initial, game_id))
 
+    def correct_setup(self, game_id: int, initial: str, afters: Sequence[str]) -> None:
+        """Replace a game's set-up and the position after each of its plies, in one transaction.
+
+        For a set-up the camera misread (``setup_corrected``): the moves stand, the positions
+        they lead to change. ``afters`` must cover every recorded ply.
+        """
+        with self._transaction(games=True) as conn:
+            game = self._game_row(game_id)
+            if game["status"] != "playing":
+                raise StoreError(f"game {game_id} is {game['status']}; its set-up cannot be corrected")
+            plies = int(conn.execute("SELECT COUNT(*) FROM plies WHERE game_id = ?", (game_id,)).fetchone()[0])
+            if plies != len(afters):
+                raise StoreError(f"game {game_id} has {plies} plies, the correction gives {len(afters)} positions")
+            conn.execute("UPDATE games SET initial = ? WHERE id = ?", (initial, game_id))
+            conn.executemany("UPDATE plies SET after = ? WHERE game_id = ? AND n = ?",
+                             [(after, game_id, n) for n, after in enumerate(afters, start=1)])
+
     def add_ply(
         self,
         game_id: int,

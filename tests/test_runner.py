@@ -368,3 +368,40 @@ def test_state_reads_the_games_list_again_only_after_a_game_or_ply_is_written(
     for _ in range(5):
         session.state()
     assert reads == 3
+
+
+class MisreadingProcessor(ScriptProcessor):
+    """A camera that steadily reads South's h1 as 3 while it holds the 4 of the set-up."""
+
+    def process(self, frame: Frame) -> tuple[Observation, None]:
+        item = self.script[frame.index]
+        if item.board is None:
+            return super().process(frame)
+        seen = list(item.board)
+        if seen[square_index("h1")] == 4:
+            seen[square_index("h1")] = 3
+        return Observation.from_counts(seen, frame_index=frame.index, timestamp_s=frame.timestamp_s, sigma=0.2), None
+
+
+def test_a_corrected_set_up_rewrites_the_stored_game_and_resumes_from_it(tmp_path: Path) -> None:
+    moves = ["g1", "b4", "a1", "f4"]
+    script = script_game(START, moves, SEED)
+    db = tmp_path / "db.sqlite"
+    session = LiveSession("script", repository=db, open_source=lambda *a, **k: ScriptSource([FRAME] * len(script)),
+                          processor=MisreadingProcessor(script), config=RunnerConfig(confirm_s=None))
+    session.new_match(south="Ann", north="Bo", rules="seed")
+    session.start()
+    assert session.wait(10)
+    state = session.state()
+    assert [p["move"] for p in state["plies"]] == moves and state["alarm"] is None
+    truth = [START]
+    for move in moves:
+        truth.append(apply_move(truth[-1], move, SEED).position)
+    game = session.repository.get_game(state["match"]["games"][0]["id"])
+    assert game is not None and game["initial"] == START.notation()
+    assert [p["after"] for p in game["plies"]] == [p.notation() for p in truth[1:]]
+    corrected = [e for e in session.repository.list_events() if e["kind"] == "setup_corrected"]
+    assert len(corrected) == 1 and corrected[0]["data"]["position"] == START.notation()
+    session.repository.close()
+    resumed = session_for(script, db)
+    assert resumed.state()["position"] == truth[-1].notation()

@@ -280,3 +280,20 @@ def test_bad_records_are_refused_and_nothing_is_stored(repo: MatchRepository, te
     with pytest.raises(StoreError, match=message):
         repo.import_game(text)
     assert (repo.list_games(), repo.list_events()) == before
+
+
+def test_a_corrected_set_up_rewrites_the_game_positions_in_one_step(repo: MatchRepository) -> None:
+    match_id = repo.create_match(south="Ann", north="Bo", rules="seed")
+    game_id = repo.start_game(match_id, number=1, rules="seed")
+    read = "4,4,4,4,4,4,4,4/0,0,0,0,0,0,0,0/0,0,0,0,0,0,0,0/4,4,4,4,4,4,5,3 S 0 0:0"
+    read_after = "4,4,4,4,4,4,4,4/0,0,0,0,0,0,0,0/0,0,0,0,1,1,1,0/4,4,4,4,4,4,5,0 N 1 0:0"
+    repo.set_initial(game_id, read)
+    repo.add_ply(game_id, n=1, move="h1", side="S", after=read_after, frame=40, time_s=4.0)
+    before = repo.get_game(game_id)
+    with pytest.raises(StoreError, match="has 1 plies, the correction gives 2"):
+        repo.correct_setup(game_id, START, [AFTER_H1, AFTER_H1])
+    assert repo.get_game(game_id) == before  # nothing half-written
+    repo.correct_setup(game_id, START, [AFTER_H1])
+    game = repo.get_game(game_id)
+    assert game is not None and game["initial"] == START
+    assert [(p["move"], p["after"]) for p in game["plies"]] == [("h1", AFTER_H1)]

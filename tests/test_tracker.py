@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import replace
 
 import pytest
@@ -439,3 +440,66 @@ def test_a_set_up_read_a_seed_or_two_short_is_still_taken_from_the_board_the_pla
     events = run(tracker, frames)
     assert [e.data["by"] for e in events if e.kind == "setup_confirmed"] == ["first_move"]
     assert tracker.initial == START and plies(events) == ["d1"]
+
+
+def _h1_read_as_3(board: Sequence[int], frame: int) -> Observation:
+    """A camera that steadily reads South's h1 as 3 while it holds the 4 of the set-up."""
+    seen = list(board)
+    if seen[square_index("h1")] == 4:
+        seen[square_index("h1")] = 3
+    return Observation.from_counts(seen, frame_index=frame, sigma=0.2)
+
+
+def _filmed(boards: Sequence[Sequence[int]]) -> list[Observation]:
+    """The set-up (first board) still for 3 frames, then each board after a hand, 3 frames."""
+    out = [_h1_read_as_3(boards[0], i) for i in range(3)]
+    for k, board in enumerate(boards[1:]):
+        first = 3 + 4 * k
+        out += [Observation(first, first / 10, HAND)] + [_h1_read_as_3(board, first + j) for j in (1, 2, 3)]
+    return out
+
+
+def test_a_set_up_misread_steadily_is_corrected_once_a_move_shows_it() -> None:
+    # South's h1 reads 3: the set-up fit puts South's 32nd seed in another pit, and the first
+    # moves (which leave both pits alone) agree with that. South's a1 then sows through the
+    # misread pit: without the correction that board was an illegal sowing and the game was
+    # lost there; now the set-up is corrected, the moves stand and the game goes on.
+    moves = ["g1", "b4", "a1", "f4", "h1", "d4"]
+    boards = [START.board]
+    for move in moves:
+        boards.append(apply_move(Position(boards[-1], Side.SOUTH if len(boards) % 2 else Side.NORTH), move,
+                                 SEED).position.board)
+    tracker = Tracker(SEED)
+    events = run(tracker, _filmed(boards))
+    assert not [e for e in events if e.kind == "alarm"]
+    corrected = [e for e in events if e.kind == "setup_corrected"]
+    assert len(corrected) == 1 and corrected[0].data["position"] == START.notation()
+    assert corrected[0].data["was"] != START.notation()
+    assert plies(events) == moves and tracker.initial == START
+    assert [p.after.board for p in tracker.plies] == boards[1:]
+    # The same game with the correction switched off: the false alarm it replaces.
+    off = Tracker(SEED, config=TrackerConfig(setup_correction_plies=0))
+    assert [e.kind for e in run(off, _filmed(boards)) if e.kind == "alarm"] == ["alarm"]
+
+
+def test_an_illegal_sowing_after_a_set_up_read_cleanly_is_flagged() -> None:
+    # A set-up read as a valid set-up is never revisited: a seed displaced in the third
+    # move is an alarm, not a different set-up.
+    moves = ["g1", "b4"]
+    position = START
+    boards = [START.board]
+    for move in moves:
+        position = apply_move(position, move, SEED).position
+        boards.append(position.board)
+    wrong = list(apply_move(position, "a1", SEED).position.board)
+    wrong[square_index("b1")] -= 1
+    wrong[square_index("b3")] += 1  # a seed sown into North's pit
+    tracker = Tracker(SEED)
+    frames = [Observation.from_counts(START.board, frame_index=i, sigma=0.2) for i in range(3)]
+    for k, board in enumerate([*boards[1:], wrong]):
+        first = 3 + 4 * k
+        frames += [Observation(first, first / 10, HAND)]
+        frames += [Observation.from_counts(board, frame_index=first + j, sigma=0.2) for j in (1, 2, 3)]
+    events = run(tracker, frames)
+    assert plies(events) == moves and tracker.initial == START
+    assert [e.kind for e in events if e.kind in ("alarm", "setup_corrected")] == ["alarm"]

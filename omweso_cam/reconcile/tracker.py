@@ -11,6 +11,7 @@ wrongly confirmed position, or a camera that cannot read this board) and judged 
 after the next hand. It raises an alarm for an illegal sowing and then
 keeps the last legal position until the board is restored (or a legal successor
 appears, or the referee decides). It also reads the set-up, detects the first move,
+corrects a set-up it misread once a later move shows the misread (``setup_corrected``),
 ends games, keeps the match score with the rules engine's ``Match`` and times moves.
 
 Every change is returned from :meth:`Tracker.update` (and the referee methods) as
@@ -22,6 +23,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from itertools import pairwise
 from typing import Any
 
 from omweso_cam.observation import HAND, MOVING, UNREADABLE, Observation
@@ -35,6 +37,7 @@ from omweso_cam.reconcile.scoring import (
     ReconcileConfig,
     Reconciliation,
     TraceCache,
+    board_scorer,
     corrected_reading,
     differing_squares,
     fit_setup,
@@ -43,12 +46,14 @@ from omweso_cam.reconcile.scoring import (
 )
 from omweso_cam.rules import (
     GameResult,
+    IllegalMoveError,
     Lap,
     Move,
     Outcome,
     Position,
     RuleSet,
     Side,
+    apply_move,
     square_index,
     square_name,
 )
@@ -96,6 +101,12 @@ class TrackerConfig:
     # ``illegal_min_excess_nats``; their best-fitting set-up is taken anyway when each side's
     # read total is within this many seeds of the set-up's (not a half-made arrangement).
     unreliable_setup_max_missing: int = 4
+    # A set-up the camera read (not confirmed by the referee) may be wrong in a pit it
+    # misreads steadily (a heap of 4 read as 3: the fit then puts the missing seed in some
+    # other pit). That shows only once a move changes the misread heap, as an "illegal"
+    # board a few plies later. Before raising that alarm, set-ups a few seeds away are
+    # tried (:meth:`Tracker._setup_correction`); this many plies into the game at most.
+    setup_correction_plies: int = 16
 
     def __post_init__(self) -> None:
         if self.confirm_frames < 1:
@@ -158,6 +169,34 @@ def lap_dict(lap: Lap) -> dict[str, Any]:
     return lap._asdict()
 
 
+#: The set-up correction's search (see Tracker._setup_correction): seeds moved at most, and
+#: set-ups tried per seed (the set-up reading's likeliest; the correct one ranks near the top
+#: as the set-up fit was a near tie there).
+_CORRECTION_SEEDS = 3
+_CORRECTION_CANDIDATES = 24
+
+
+def _most_likely(rows: Sequence[Sequence[float]]) -> tuple[int, ...]:
+    return tuple(max(range(len(row)), key=row.__getitem__) for row in rows)
+
+
+def _one_seed_moved(board: Sequence[int], cap: int, doubtful: set[int]) -> list[tuple[int, ...]]:
+    """Every board with one seed moved between two pits of the same side, one of them in
+    ``doubtful`` (none above ``cap``)."""
+    out = []
+    for side in (range(0, 16), range(16, 32)):
+        for a in side:
+            if board[a] == 0:
+                continue
+            for b in side:
+                if b != a and board[b] < cap and (a in doubtful or b in doubtful):
+                    moved = list(board)
+                    moved[a] -= 1
+                    moved[b] += 1
+                    out.append(tuple(moved))
+    return out
+
+
 def setup_position(board: Sequence[int], first: Side) -> Position | None:
     """The ply-0 position of a board, or None when it does not hold 64 seeds."""
     if len(board) != 32 or sum(board) != 64 or min(board) < 0:
@@ -217,6 +256,11 @@ class Tracker:
         self._memo: tuple[tuple[object, ...], Reconciliation] | None = None
         self._acted_on: tuple[object, ...] | None = None
         self._setup_candidate: Position | None = None
+        self._setup_rows: Sequence[Sequence[float]] | None = None  # the reading the set-up candidate was fitted to
+        # While the game's set-up is the camera's reading: (plies played, reading) of the
+        # set-up and of each reading that committed a ply (see _setup_correction).
+        self._evidence: list[tuple[int, Sequence[Sequence[float]]]] | None = None
+        self._judged: Observation | None = None  # the (merged) reading being judged
         self._clock_start_s: float | None = None
         self._move_started = False
         self.late_start = False
@@ -274,6 +318,7 @@ class Tracker:
 
     def _judge(self, observation: Observation, events: list[TrackerEvent]) -> None:
         """Take a (merged) stable reading as the set-up or as play, by the phase."""
+        self._judged = observation
         if self.phase in (SETUP, GAME_OVER):
             self._update_setup(observation, events)
         elif self.phase in (PLAYING, ILLEGAL_PHASE):
@@ -347,7 +392,10 @@ class Tracker:
                 assert result.best is not None
                 if self._agreed(("first_move", result.best.board)):
                     events.append(self._event("setup_confirmed", position=candidate.notation(), by="first_move"))
+                    setup_rows = self._setup_rows
                     self._start_playing(candidate)
+                    if setup_rows is not None and self.config.setup_correction_plies > 0:
+                        self._evidence = [(0, setup_rows)]
                     self.last_reconciliation = result
                     self._commit(result, events)
                 return
@@ -373,6 +421,9 @@ class Tracker:
         # (it may still improve while the frames of this view are averaged).
         if plausible and len(self._streak) >= self.config.confirm_frames:
             candidate = setup_position(fit, self.first)
+            # Kept only when the reading was not itself a valid set-up: a set-up read cleanly is
+            # never revisited (see _setup_correction), so no later board is explained by it.
+            self._setup_rows = rows if fit != counts else None
             if candidate != self._setup_candidate:
                 self._setup_candidate = candidate
                 events.append(self._event("setup_stable", position=candidate.notation() if candidate else None))
@@ -386,6 +437,7 @@ class Tracker:
         self.alarm = None
         self.in_progress = ()
         self._setup_candidate = None
+        self._setup_rows = None
         self._corrections.clear()
         self._clock_start_s = None
         events.append(self._event("game_start", number=self.game_number, first=self.first.value))
@@ -394,7 +446,8 @@ class Tracker:
         self.initial = self.position = initial
         self.phase = PLAYING
         self.setup = None
-        self._setup_candidate = None
+        self._setup_candidate = self._setup_rows = None
+        self._evidence = None
         self._corrections.clear()
         self._confirmed(initial)
         self._restart_clock(self.time_s)
@@ -425,6 +478,15 @@ class Tracker:
         self._memo = (memo_key, result)
         return result
 
+    def _misread_shifts(self, observed: Sequence[int], board: Sequence[int]) -> tuple[int, ...] | None:
+        """``observed`` - ``board`` per pit, taken as misreads of an untouched board; None when more
+        pits differ, or by more seeds, than misreads do (``misread_max_pits``, ``misread_max_shift``)."""
+        shifts = tuple(o - p for o, p in zip(observed, board, strict=True))
+        off = [r for r in shifts if r]
+        if len(off) > self.config.misread_max_pits or any(abs(r) > self.config.misread_max_shift for r in off):
+            return None
+        return shifts
+
     def _learn_misreads(self, observed: Sequence[int] | None, events: list[TrackerEvent]) -> bool:
         """Take ``observed`` as a reading of the untouched position; whether the misreads changed.
 
@@ -434,16 +496,15 @@ class Tracker:
         assert self.position is not None
         if observed is None:
             return False
-        shifts = tuple(o - p for o, p in zip(observed, self.position.board, strict=True))
-        off = [i for i, r in enumerate(shifts) if r]
-        if len(off) > self.config.misread_max_pits or any(abs(shifts[i]) > self.config.misread_max_shift for i in off):
+        shifts = self._misread_shifts(observed, self.position.board)
+        if shifts is None:
             return False
-        bias = shifts if off else None
+        bias = shifts if any(shifts) else None
         if bias == self._bias:
             return False
         self._bias = bias
         events.append(self._event("misreads", pits={
-            square_name(i): {"reads": observed[i], "count": self.position.board[i]} for i in off}))
+            square_name(i): {"reads": observed[i], "count": self.position.board[i]} for i, r in enumerate(shifts) if r}))
         return True
 
     def _update_playing(self, observation: Observation, events: list[TrackerEvent]) -> None:
@@ -490,8 +551,20 @@ class Tracker:
             if self.phase == ILLEGAL_PHASE and self.alarm is not None:
                 # Already alarmed: the referee sees the latest reading, no new alarm.
                 self.alarm["observed"] = board_rows(result.observed or ())
-            else:
+                return
+            corrected = self._setup_correction(observation)
+            if corrected is None:
                 self._raise_alarm(result, events)
+                return
+            self._correct_setup(*corrected, events)
+            result = corrected[2]
+            self.last_reconciliation = result
+            if result.status == ACCEPTED or (result.status == IN_PROGRESS and result.plies):
+                self._commit(result, events)
+            if result.status == IN_PROGRESS and self.phase == PLAYING:
+                assert result.best is not None
+                self.in_progress = result.best.progress
+                events.append(self._event("in_progress", **(self.in_progress_dict() or {})))
         elif result.status == AMBIGUOUS:
             assert result.best is not None
             events.append(self._event(
@@ -510,8 +583,105 @@ class Tracker:
                 break
         self.in_progress = ()
         self._restart_clock(self._pending_since_s)
+        if self._evidence is not None and self._judged is not None and self._judged.log_likelihoods is not None:
+            if len(self.plies) <= self.config.setup_correction_plies:
+                self._evidence.append((len(self.plies), self._judged.log_likelihoods))
+            else:
+                self._evidence = None
         if self.phase == PLAYING:
             self._learn_misreads(result.observed, events)
+
+    def _setup_correction(self, observation: Observation) -> tuple[Position, list[Outcome], Reconciliation] | None:
+        """A set-up a few seeds from the one read that explains the game so far, this reading legally.
+
+        Only for a set-up read by the camera whose reading was not itself a valid set-up
+        (the fit had to add or move seeds, so some pit was misread). The game is re-played
+        from set-ups one seed moved (within a side, by the preset's cap, from or to a pit
+        where the fit overruled the reading) at a time,
+        greedily, up to ``_CORRECTION_SEEDS`` seeds, trying the ``_CORRECTION_CANDIDATES``
+        the set-up reading finds likeliest at each step. A set-up is scored as the tracker
+        would have judged its game: by the set-up reading, by each reading that committed a
+        ply (allowing the misreads the reading before showed, :func:`board_scorer`), and by
+        the best legal board for this reading. It is taken when that beats the read set-up
+        with this board an illegal sowing (which pays ``illegal_min_excess_nats``) and this
+        reading is then legal. Returns (set-up, outcomes of the plies, reconciliation of
+        this reading) or None.
+        """
+        evidence, initial = self._evidence, self.initial
+        if evidence is None or initial is None or observation.log_likelihoods is None:
+            return None
+        moves = [Move.parse(ply.move) for ply in self.plies]
+        config = self.config.reconcile
+        cache = TraceCache(config.cache_positions)  # the search's positions stay out of the tracker's cache
+
+        def judge(start: Position) -> tuple[float, list[Outcome], Reconciliation] | None:
+            """The game from ``start``: its readings' score, the plies' outcomes, this reading judged."""
+            outcomes: list[Outcome] = []
+            for move in moves:
+                try:
+                    outcome = apply_move(outcomes[-1].position if outcomes else start, move, self.rules)
+                except IllegalMoveError:
+                    return None
+                if outcome.never_ending or outcome.result is not None:  # the game would have ended
+                    return None
+                outcomes.append(outcome)
+            boards = [start.board] + [o.position.board for o in outcomes]
+            total = score_board(evidence[0][1], boards[0])
+            for (n_before, before), (n, rows) in pairwise(evidence):
+                bias = self._misread_shifts(_most_likely(before), boards[n_before])
+                total += board_scorer(rows, boards[n_before], bias)(boards[n])
+            last_n, last = evidence[-1]
+            bias = self._misread_shifts(_most_likely(last), boards[last_n])
+            judged = reconcile(outcomes[-1].position if outcomes else start, observation, self.rules,
+                               config=config, cache=cache, bias=bias)
+            return total, outcomes, judged
+
+        read = judge(initial)
+        if read is None or not read[2].candidates:
+            return None
+        best = read[2].candidates[0]
+        # The read set-up with this board an illegal sowing.
+        to_beat = read[0] + best.fit + read[2].excess_nats - config.illegal_min_excess_nats
+        cap = min(self.rules.setup_max_per_pit or SEEDS_PER_SIDE, SEEDS_PER_SIDE)
+        # The pits where the set-up fit overruled its reading: every seed the search moves
+        # comes from or goes to one of them (it moves the fit's guesses, not what was read).
+        doubtful = {i for i, (a, b) in enumerate(zip(_most_likely(evidence[0][1]), initial.board, strict=True)) if a != b}
+        board, score = initial.board, read[0] + best.score
+        found: tuple[Position, list[Outcome], Reconciliation] | None = None
+        for _ in range(_CORRECTION_SEEDS):
+            neighbours = sorted(set(_one_seed_moved(board, cap, doubtful)),
+                                key=lambda b: -score_board(evidence[0][1], b))[:_CORRECTION_CANDIDATES]
+            step: tuple[float, Position, list[Outcome], Reconciliation] | None = None
+            for candidate in neighbours:
+                start = Position(candidate, initial.side_to_move, 0, (0, 0))
+                game = judge(start)
+                if game is None or game[2].best is None:
+                    continue
+                total = game[0] + game[2].best.score
+                if step is None or total > step[0]:
+                    step = (total, start, game[1], game[2])
+            if step is None or step[0] <= score:
+                break
+            score, board = step[0], step[1].board
+            if step[3].status in (ACCEPTED, UNCHANGED, IN_PROGRESS) and score > to_beat:
+                found = step[1], step[2], step[3]
+        return found
+
+    def _correct_setup(self, initial: Position, outcomes: list[Outcome], result: Reconciliation,
+                       events: list[TrackerEvent]) -> None:
+        """Replace the read set-up and re-play the game's plies from it (a ``setup_corrected`` event)."""
+        was = self.initial
+        assert was is not None
+        self.initial = initial
+        before = initial
+        for i, (ply, outcome) in enumerate(zip(self.plies, outcomes, strict=True)):
+            self.plies[i] = replace(ply, before=before, after=outcome.position, laps=outcome.laps)
+            before = outcome.position
+        self.position = before
+        self._bias, self._mismatch, self._memo = None, None, None  # misreads were learnt against the old positions
+        events.append(self._event("setup_corrected", was=was.notation(), position=initial.notation(),
+                                  plies=[{"n": p.n, "move": p.move, "after": p.after.notation()} for p in self.plies],
+                                  frame=self._first_frame_of_pending))
 
     def _append_ply(self, move: str, after: Position, *, frame: int, time_s: float, laps: tuple[Lap, ...] = (),
                     alternatives: Sequence[str] = (), result: GameResult | None = None) -> PlyRecord:
@@ -653,6 +823,7 @@ class Tracker:
         before = self.position
         after = Position(tuple(board), before.side_to_move.other, before.ply + 1, before.captures)
         events: list[TrackerEvent] = []
+        self._evidence = None  # the referee has decided a board: the set-up is no longer re-read
         self._clear_alarm(events, by="referee_accept")
         ply = self._append_ply(REFEREE_MOVE, after, frame=self.frame, time_s=self.time_s)
         self._corrections.clear()
@@ -673,6 +844,7 @@ class Tracker:
         events = [self._event("correction", square=square_name(index), count=count,
                               was=None if self.observed is None else self.observed[index])]
         self._corrections[index] = count
+        self._evidence = None  # a referee's count is not second-guessed by re-reading the set-up
         if self._streak:
             # Re-judge now: the referee's word needs no confirmation frames.
             self._acted_on = None
