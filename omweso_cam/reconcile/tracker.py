@@ -527,8 +527,11 @@ class Tracker:
             return
         board = result.best.board if result.best is not None else result.observed
         key: tuple[object, ...] = (result.status, board, self.position.board)
-        if not self._agreed(key):
-            return
+        if self._agreed(key):
+            self._act(result, observation, events)
+
+    def _act(self, result: Reconciliation, observation: Observation, events: list[TrackerEvent]) -> None:
+        """Do what an agreed reading of the board in play says."""
         if result.status == ACCEPTED:
             self._commit(result, events)
         elif result.status == UNCHANGED:
@@ -557,14 +560,8 @@ class Tracker:
                 self._raise_alarm(result, events)
                 return
             self._correct_setup(*corrected, events)
-            result = corrected[2]
-            self.last_reconciliation = result
-            if result.status == ACCEPTED or (result.status == IN_PROGRESS and result.plies):
-                self._commit(result, events)
-            if result.status == IN_PROGRESS and self.phase == PLAYING:
-                assert result.best is not None
-                self.in_progress = result.best.progress
-                events.append(self._event("in_progress", **(self.in_progress_dict() or {})))
+            self.last_reconciliation = corrected[2]
+            self._act(corrected[2], observation, events)
         elif result.status == AMBIGUOUS:
             assert result.best is not None
             events.append(self._event(
