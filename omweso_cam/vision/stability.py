@@ -64,6 +64,7 @@ class StabilityMonitor:
         self._region_size: tuple[int, int] | None = None
         self._previous: np.ndarray | None = None
         self._reference: np.ndarray | None = None  # last stable frame (small grey)
+        self._reference_chroma: np.ndarray | None = None  # ... its Cr and Cb
         self._quiet = 0
         self._needed = config.stable_frames
         self.last_motion_frac = 0.0
@@ -78,7 +79,7 @@ class StabilityMonitor:
 
     def reset(self) -> None:
         """Forget the frames seen (the next frame starts a new quiet run)."""
-        self._previous = self._reference = None
+        self._previous = self._reference = self._reference_chroma = None
         self._quiet = 0
         self._needed = self.config.stable_frames
 
@@ -144,17 +145,28 @@ class StabilityMonitor:
         previous, self._previous = self._previous, grey
         if previous is None or previous.shape != grey.shape:
             self._quiet = 0
-            self._reference = None
+            self._reference = self._reference_chroma = None
             return MOVING
         motion = self._changed(grey, previous, region, cfg.motion_threshold_levels)
+        threshold = self.last_threshold
         self.last_motion_frac = frac(motion)
         skin = ((ycrcb[..., 1] >= cfg.skin_cr_range[0]) & (ycrcb[..., 1] <= cfg.skin_cr_range[1])
                 & (ycrcb[..., 2] >= cfg.skin_cb_range[0]) & (ycrcb[..., 2] <= cfg.skin_cb_range[1])
                 & (ycrcb[..., 0] >= cfg.skin_min_luma))
         changed = motion
         if self._reference is not None and self._reference.shape == grey.shape:
-            # A hand held still differs from the last stable board, not from the previous frame.
-            changed = motion | self._changed(grey, self._reference, region, 2 * cfg.motion_threshold_levels)
+            # A hand held still differs from the last stable board, not from the previous frame;
+            # so do the seeds a move left, on a board that may be skin-coloured itself. A hand
+            # comes with an arm from beyond the board: only changes that reach out of it count.
+            since = self._changed(grey, self._reference, region, 2 * cfg.motion_threshold_levels)
+            if frac(skin & (motion | since)) >= cfg.hand_min_frac:  # else no hand either way (most frames)
+                # Beyond the board an arm may be as light as the table: its colour tells it apart.
+                chroma = ycrcb[..., 1:].astype(np.float32)
+                assert self._reference_chroma is not None
+                moved = since | np.any([self._changed(chroma[..., k], self._reference_chroma[..., k], region,
+                                                      cfg.motion_threshold_levels) for k in (0, 1)], axis=0)
+                changed = motion | (since & _reaching_out(moved, region))
+        self.last_threshold = threshold  # the motion test's (the diagnostics describe the frame pair)
         self.last_hand_frac = frac(skin & changed)
         if self.last_hand_frac >= cfg.hand_min_frac:
             self._quiet = 0
@@ -166,6 +178,27 @@ class StabilityMonitor:
         self._quiet += 1
         if self._quiet >= self._needed:
             self._reference = grey
+            self._reference_chroma = ycrcb[..., 1:].astype(np.float32)
             self._needed = cfg.stable_frames
             return STABLE
         return MOVING
+
+
+def _reaching_out(changed: np.ndarray, region: np.ndarray | None) -> np.ndarray:
+    """The parts of ``changed`` (connected, 8-neighbours) that reach beyond the watched region by
+    two small pixels or more (or touch the frame's edge when the whole frame is watched).
+
+    Seeds moved on the board change pixels at most a pixel beyond it (blur); an arm crosses its edge.
+    """
+    if region is None:
+        edge = np.zeros(changed.shape, bool)
+        edge[[0, -1], :] = edge[:, [0, -1]] = True
+        beyond = edge
+    else:
+        grown = cv2.dilate(region.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
+        beyond = grown & ~cv2.dilate(region.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+    count, labels = cv2.connectedComponents(changed.astype(np.uint8), connectivity=8)
+    if count <= 1:
+        return np.zeros(changed.shape, bool)
+    out = np.unique(labels[beyond & changed])
+    return np.isin(labels, out[out > 0])

@@ -37,10 +37,35 @@ def test_a_moving_object_is_moving_and_a_hand_is_a_hand() -> None:
     assert monitor.update(shifted) == MOVING
     hand = base.copy()
     cv2.ellipse(hand, (600, 300), (220, 120), 20, 0, 360, (120, 150, 200), -1)  # skin tone (BGR)
+    cv2.line(hand, (700, 330), (1279, 520), (120, 150, 200), 90)  # its arm, from beyond the picture
     assert monitor.update(hand) == HAND
     # A hand held still over the board is still a hand (it differs from the last stable frame).
     assert monitor.update(hand) == HAND
     assert monitor.update(hand) == HAND
+    # So is a hand held still over the watched board, its arm crossing the board's edge.
+    watched = StabilityMonitor()
+    watched.set_region(np.array([[256, 144], [1024, 144], [1024, 576], [256, 576]], float), (1280, 720))
+    for _ in range(5):
+        watched.update(_noisy(base, rng))
+    assert [watched.update(hand) for _ in range(3)] == [HAND, HAND, HAND]
+
+
+def test_seeds_moved_on_a_skin_coloured_board_settle_to_stable() -> None:
+    # A pale board is skin-coloured; a move changes it against the last stable frame for good.
+    # Those changes stay on the board (a hand's arm reaches in from beyond it): once the
+    # frames are quiet again the board is stable, not a hand held still for ever.
+    pale = {"board_bgr": (140, 178, 211), "bowl_bgr": (110, 150, 190)}
+    before = draw_board([3] * 32, rng=np.random.default_rng(1), image_size=(1280, 720), noise=0, **pale)
+    # North's far row emptied into its near row (a capture's worth of change).
+    after = draw_board([0] * 8 + [6] * 8 + [3] * 16, rng=np.random.default_rng(1), image_size=(1280, 720), noise=0,
+                       corners_px=before.corners_px, **pale)
+    rng = np.random.default_rng(8)
+    monitor = StabilityMonitor(StabilityConfig(stable_frames=2))
+    monitor.set_region(np.asarray(before.corners_px, float), (1280, 720))
+    states = [monitor.update(_noisy(before.image, rng)) for _ in range(4)]
+    assert states[-1] == STABLE
+    states = [monitor.update(_noisy(after.image, rng)) for _ in range(5)]
+    assert states[0] != STABLE and states[-2:] == [STABLE, STABLE], states
 
 
 def test_region_limits_what_is_watched() -> None:
