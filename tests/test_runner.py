@@ -384,8 +384,10 @@ class MisreadingProcessor(ScriptProcessor):
 
 
 def test_a_corrected_set_up_rewrites_the_stored_game_and_resumes_from_it(tmp_path: Path) -> None:
-    moves = ["g1", "b4", "a1", "f4"]
-    script = script_game(START, moves, SEED)
+    # A free set-up whose h1 (4) the camera reads as 3 (see tests/test_tracker.py).
+    initial = Position.from_notation("4,4,4,4,4,4,4,4/0,0,0,0,0,0,0,0/1,1,0,0,0,0,0,0/5,5,5,5,2,2,2,4 S 0 0:0")
+    moves = ["c1", "g4", "e1(2-1)", "h4", "d1", "b4"]
+    script = script_game(initial, moves, SEED)
     db = tmp_path / "db.sqlite"
     session = LiveSession("script", repository=db, open_source=lambda *a, **k: ScriptSource([FRAME] * len(script)),
                           processor=MisreadingProcessor(script), config=RunnerConfig(confirm_s=None))
@@ -394,14 +396,14 @@ def test_a_corrected_set_up_rewrites_the_stored_game_and_resumes_from_it(tmp_pat
     assert session.wait(10)
     state = session.state()
     assert [p["move"] for p in state["plies"]] == moves and state["alarm"] is None
-    truth = [START]
+    truth = [initial]
     for move in moves:
         truth.append(apply_move(truth[-1], move, SEED).position)
     game = session.repository.get_game(state["match"]["games"][0]["id"])
-    assert game is not None and game["initial"] == START.notation()
+    assert game is not None and game["initial"] == initial.notation()
     assert [p["after"] for p in game["plies"]] == [p.notation() for p in truth[1:]]
     corrected = [e for e in session.repository.list_events() if e["kind"] == "setup_corrected"]
-    assert len(corrected) == 1 and corrected[0]["data"]["position"] == START.notation()
+    assert len(corrected) == 1 and corrected[0]["data"]["position"] == initial.notation()
     session.repository.close()
     resumed = session_for(script, db)
     assert resumed.state()["position"] == truth[-1].notation()

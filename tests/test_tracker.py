@@ -459,27 +459,51 @@ def _filmed(boards: Sequence[Sequence[int]]) -> list[Observation]:
     return out
 
 
-def test_a_set_up_misread_steadily_is_corrected_once_a_move_shows_it() -> None:
-    # South's h1 reads 3: the set-up fit puts South's 32nd seed in another pit, and the first
-    # moves (which leave both pits alone) agree with that. South's a1 then sows through the
-    # misread pit: without the correction that board was an illegal sowing and the game was
-    # lost there; now the set-up is corrected, the moves stand and the game goes on.
-    moves = ["g1", "b4", "a1", "f4", "h1", "d4"]
-    boards = [START.board]
+#: A free set-up (South's h1 holds 4, beside heaps of 5 and 2) and a game from it.
+FREE = Position.from_notation("4,4,4,4,4,4,4,4/0,0,0,0,0,0,0,0/1,1,0,0,0,0,0,0/5,5,5,5,2,2,2,4 S 0 0:0")
+FREE_GAME = ["c1", "g4", "e1(2-1)", "h4", "d1", "b4"]
+
+
+def _played(initial: Position, moves: Sequence[str]) -> list[tuple[int, ...]]:
+    boards, position = [initial.board], initial
     for move in moves:
-        boards.append(apply_move(Position(boards[-1], Side.SOUTH if len(boards) % 2 else Side.NORTH), move,
-                                 SEED).position.board)
+        position = apply_move(position, move, SEED).position
+        boards.append(position.board)
+    return boards
+
+
+def test_a_set_up_misread_steadily_is_corrected_once_a_move_shows_it() -> None:
+    # South's h1 reads 3: the set-up fit puts South's 32nd seed in a heap of 5 instead (the
+    # cheapest seed to add), and the first moves (which leave both pits alone) agree with
+    # that. Then a move sows through them: without the correction that board was an illegal
+    # sowing and the game was lost there; now the set-up is corrected, the moves stand and
+    # the game goes on.
+    boards = _played(FREE, FREE_GAME)
     tracker = Tracker(SEED)
     events = run(tracker, _filmed(boards))
     assert not [e for e in events if e.kind == "alarm"]
     corrected = [e for e in events if e.kind == "setup_corrected"]
-    assert len(corrected) == 1 and corrected[0].data["position"] == START.notation()
-    assert corrected[0].data["was"] != START.notation()
-    assert plies(events) == moves and tracker.initial == START
+    assert len(corrected) == 1 and corrected[0].data["position"] == FREE.notation()
+    assert corrected[0].data["was"] != FREE.notation()
+    assert plies(events) == FREE_GAME and tracker.initial == FREE
     assert [p.after.board for p in tracker.plies] == boards[1:]
     # The same game with the correction switched off: the false alarm it replaces.
     off = Tracker(SEED, config=TrackerConfig(setup_correction_plies=0))
     assert [e.kind for e in run(off, _filmed(boards)) if e.kind == "alarm"] == ["alarm"]
+
+
+def test_a_standard_set_up_read_a_seed_short_is_taken_as_the_standard() -> None:
+    # RULES.md's standard arrangement, with h1 read as 3: the best-fitting arrangement puts
+    # South's 32nd seed in another pit, a nat or so better than the standard. The standard
+    # is taken (the prior for it), so the game starts right.
+    boards = _played(START, ["g1", "b4"])
+    tracker = Tracker(SEED)
+    events = run(tracker, _filmed(boards))
+    assert tracker.initial == START and plies(events) == ["g1", "b4"]
+    assert not [e for e in events if e.kind == "setup_corrected"]
+    plain = Tracker(SEED, config=TrackerConfig(standard_setup_prior_nats=0.0))
+    run(plain, _filmed(boards))
+    assert plain.initial is not None and plain.initial != START
 
 
 def test_an_illegal_sowing_after_a_set_up_read_cleanly_is_flagged() -> None:
