@@ -614,12 +614,12 @@ class Tracker:
     def _setup_correction(self, observation: Observation) -> tuple[Position, list[Outcome], Reconciliation] | None:
         """A set-up a few seeds from the one read that explains the game so far, this reading legally.
 
-        Only for a set-up read by the camera whose reading was not itself a valid set-up
+        Only for a set-up read by the camera whose reading was not itself the set-up taken
         (the fit had to add or move seeds, so some pit was misread). The game is re-played
         from set-ups one seed moved (within a side, by the preset's cap, from or to a pit
-        where the fit overruled the reading) at a time,
-        greedily, up to ``_CORRECTION_SEEDS`` seeds, trying the ``_CORRECTION_CANDIDATES``
-        the set-up reading finds likeliest at each step. A set-up is scored as the tracker
+        where the fit overruled the reading) at a time, greedily, up to
+        ``_CORRECTION_SEEDS`` seeds, trying the ``_CORRECTION_CANDIDATES`` the set-up
+        reading finds likeliest at each step. A set-up is scored as the tracker
         would have judged its game: by the set-up reading, by each reading that committed a
         ply (allowing the misreads the reading before showed, :func:`board_scorer`), and by
         the best legal board for this reading. It is taken when that beats the read set-up
