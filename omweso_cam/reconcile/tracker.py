@@ -20,6 +20,7 @@ Every change is returned from :meth:`Tracker.update` (and the referee methods) a
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -634,8 +635,8 @@ class Tracker:
         config = self.config.reconcile
         cache = TraceCache(config.cache_positions)  # the search's positions stay out of the tracker's cache
 
-        def judge(start: Position) -> tuple[float, list[Outcome], Reconciliation] | None:
-            """The game from ``start``: its readings' score, the plies' outcomes, this reading judged."""
+        def replay(start: Position) -> tuple[float, list[Outcome]] | None:
+            """The game from ``start``: the score of the readings so far, and the plies' outcomes."""
             outcomes: list[Outcome] = []
             for move in moves:
                 try:
@@ -650,36 +651,47 @@ class Tracker:
             for (n_before, before), (n, rows) in pairwise(evidence):
                 bias = self._misread_shifts(_most_likely(before), boards[n_before])
                 total += board_scorer(rows, boards[n_before], bias)(boards[n])
-            last_n, last = evidence[-1]
-            bias = self._misread_shifts(_most_likely(last), boards[last_n])
-            judged = reconcile(outcomes[-1].position if outcomes else start, observation, self.rules,
-                               config=config, cache=cache, bias=bias)
-            return total, outcomes, judged
+            return total, outcomes
 
-        read = judge(initial)
-        if read is None or not read[2].candidates:
+        def judge(start: Position, outcomes: list[Outcome]) -> Reconciliation:
+            """This reading from the game's position, with the misreads the last reading showed."""
+            boards = [start.board] + [o.position.board for o in outcomes]
+            last_n, last = evidence[-1]
+            return reconcile(outcomes[-1].position if outcomes else start, observation, self.rules, config=config,
+                             cache=cache, bias=self._misread_shifts(_most_likely(last), boards[last_n]))
+
+        played = replay(initial)
+        if played is None:
             return None
-        best = read[2].candidates[0]
+        judged = judge(initial, played[1])
+        if not judged.candidates:
+            return None
+        best = judged.candidates[0]
         # The read set-up with this board an illegal sowing.
-        to_beat = read[0] + best.fit + read[2].excess_nats - config.illegal_min_excess_nats
+        to_beat = played[0] + best.fit + judged.excess_nats - config.illegal_min_excess_nats
+        # No board fits this reading better than its most likely counts: a bound on the last term.
+        free_fit = sum(max(row) for row in observation.log_likelihoods)
         cap = min(self.rules.setup_max_per_pit or SEEDS_PER_SIDE, SEEDS_PER_SIDE)
         # The pits where the set-up fit overruled its reading: every seed the search moves
         # comes from or goes to one of them (it moves the fit's guesses, not what was read).
         doubtful = {i for i, (a, b) in enumerate(zip(_most_likely(evidence[0][1]), initial.board, strict=True)) if a != b}
-        board, score = initial.board, read[0] + best.score
+        board, score = initial.board, played[0] + best.score
         found: tuple[Position, list[Outcome], Reconciliation] | None = None
         for _ in range(_CORRECTION_SEEDS):
             neighbours = sorted(set(_one_seed_moved(board, cap, doubtful)),
                                 key=lambda b: -score_board(evidence[0][1], b))[:_CORRECTION_CANDIDATES]
+            games = [(start, game) for start in (Position(b, initial.side_to_move, 0, (0, 0)) for b in neighbours)
+                     if (game := replay(start)) is not None]
             step: tuple[float, Position, list[Outcome], Reconciliation] | None = None
-            for candidate in neighbours:
-                start = Position(candidate, initial.side_to_move, 0, (0, 0))
-                game = judge(start)
-                if game is None or game[2].best is None:
+            for start, (history, outcomes) in sorted(games, key=lambda g: -g[1][0]):
+                if history + free_fit <= max(score, step[0] if step else -math.inf):
+                    break  # sorted: no later set-up can do better (reconciling is the costly part)
+                result = judge(start, outcomes)
+                if result.best is None:
                     continue
-                total = game[0] + game[2].best.score
+                total = history + result.best.score
                 if step is None or total > step[0]:
-                    step = (total, start, game[1], game[2])
+                    step = (total, start, outcomes, result)
             if step is None or step[0] <= score:
                 break
             score, board = step[0], step[1].board
