@@ -13,6 +13,7 @@ from omweso_cam.reconcile.simulate import ScriptFrame, observe, script_game
 from omweso_cam.rules import Position, RuleSet, apply_move, square_index
 from omweso_cam.runner import LiveSession, RunnerConfig, track_source
 from omweso_cam.vision.frames import CORRUPT, DISCONNECTED, FRAME, RECONNECTED, Frame, FrameSource
+from tests.test_tracker import FREE, FREE_GAME
 
 SEED = RuleSet.preset("seed")
 START = Position.standard()
@@ -384,9 +385,8 @@ class MisreadingProcessor(ScriptProcessor):
 
 
 def test_a_corrected_set_up_rewrites_the_stored_game_and_resumes_from_it(tmp_path: Path) -> None:
-    # A free set-up whose h1 (4) the camera reads as 3 (see tests/test_tracker.py).
-    initial = Position.from_notation("4,4,4,4,4,4,4,4/0,0,0,0,0,0,0,0/1,1,0,0,0,0,0,0/5,5,5,5,2,2,2,4 S 0 0:0")
-    moves = ["c1", "g4", "e1(2-1)", "h4", "d1", "b4"]
+    # A free set-up whose h1 (4) the camera reads as 3: see the tracker's test of the correction.
+    initial, moves = FREE, FREE_GAME
     script = script_game(initial, moves, SEED)
     db = tmp_path / "db.sqlite"
     session = LiveSession("script", repository=db, open_source=lambda *a, **k: ScriptSource([FRAME] * len(script)),

@@ -510,12 +510,8 @@ def test_an_illegal_sowing_after_a_set_up_read_cleanly_is_flagged() -> None:
     # A set-up read as a valid set-up is never revisited: a seed displaced in the third
     # move is an alarm, not a different set-up.
     moves = ["g1", "b4"]
-    position = START
-    boards = [START.board]
-    for move in moves:
-        position = apply_move(position, move, SEED).position
-        boards.append(position.board)
-    wrong = list(apply_move(position, "a1", SEED).position.board)
+    boards = _played(START, moves)
+    wrong = list(_played(Position(boards[-1], Side.SOUTH, 2, (0, 0)), ["a1"])[-1])
     wrong[square_index("b1")] -= 1
     wrong[square_index("b3")] += 1  # a seed sown into North's pit
     tracker = Tracker(SEED)

@@ -191,9 +191,8 @@ def _reaching_out(changed: np.ndarray, region: np.ndarray | None) -> np.ndarray:
     Seeds moved on the board change pixels at most a pixel beyond it (blur); an arm crosses its edge.
     """
     if region is None:
-        edge = np.zeros(changed.shape, bool)
-        edge[[0, -1], :] = edge[:, [0, -1]] = True
-        beyond = edge
+        beyond = np.zeros(changed.shape, bool)
+        beyond[[0, -1], :] = beyond[:, [0, -1]] = True
     else:
         grown = cv2.dilate(region.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
         beyond = grown & ~cv2.dilate(region.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
