@@ -578,6 +578,7 @@ class LiveSession:
                 "observed": observed,
                 "misreads": {},
                 "setup": None,
+                "setup_corrected": None,
                 "last_move": None,
                 "plies": [],
                 "alarm": None,
@@ -600,6 +601,8 @@ class LiveSession:
                 else:
                     state["setup"] = {"observed": None, "valid": False, "problems": ["no stable reading yet"]}
             state["misreads"] = tracker.misreads
+            if tracker.setup_corrected is not None:
+                state["setup_corrected"] = {k: tracker.setup_corrected[k] for k in ("was", "position", "frame")}
             state["plies"] = [ply.as_dict() for ply in tracker.plies]
             last = tracker.last_ply
             if last is not None:

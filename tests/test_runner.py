@@ -19,8 +19,8 @@ SEED = RuleSet.preset("seed")
 START = Position.standard()
 MOVES = ["d1", "f4", "b1"]
 STATE_KEYS = {"phase", "camera", "frame", "time_s", "rules", "options", "mode", "position", "board",
-              "side_to_move", "observed", "setup", "last_move", "plies", "alarm", "in_progress", "match",
-              "result", "clocks"}
+              "side_to_move", "observed", "setup", "setup_corrected", "last_move", "plies", "alarm", "in_progress",
+              "match", "result", "clocks"}
 
 
 class ScriptSource(FrameSource):
@@ -396,6 +396,7 @@ def test_a_corrected_set_up_rewrites_the_stored_game_and_resumes_from_it(tmp_pat
     assert session.wait(10)
     state = session.state()
     assert [p["move"] for p in state["plies"]] == moves and state["alarm"] is None
+    assert state["setup_corrected"]["position"] == initial.notation()  # the live page says so
     truth = [initial]
     for move in moves:
         truth.append(apply_move(truth[-1], move, SEED).position)

@@ -254,6 +254,7 @@ class Tracker:
         self.in_progress: tuple[Progress, ...] = ()
         self.result: GameResult | None = None
         self.last_reconciliation: Reconciliation | None = None
+        self.setup_corrected: dict[str, Any] | None = None  # this game's set-up correction (the event's data)
         self._corrections: dict[int, int] = {}
         self._streak: deque[Observation] = deque(maxlen=max(config.average_frames, 1))
         self._pending: tuple[object, ...] | None = None
@@ -462,6 +463,7 @@ class Tracker:
         self.in_progress = ()
         self._setup_candidate = None
         self._setup_rows = None
+        self.setup_corrected = None
         self._corrections.clear()
         self._clock_start_s = None
         events.append(self._event("game_start", number=self.game_number, first=self.first.value))
@@ -711,9 +713,9 @@ class Tracker:
             before = outcome.position
         self.position = before
         self._bias, self._mismatch, self._memo = None, None, None  # misreads were learnt against the old positions
-        events.append(self._event("setup_corrected", was=was.notation(), position=initial.notation(),
-                                  plies=[{"n": p.n, "move": p.move, "after": p.after.notation()} for p in self.plies],
-                                  frame=self._first_frame_of_pending))
+        self.setup_corrected = {"was": was.notation(), "position": initial.notation(), "frame": self._first_frame_of_pending,
+                                "plies": [{"n": p.n, "move": p.move, "after": p.after.notation()} for p in self.plies]}
+        events.append(self._event("setup_corrected", **self.setup_corrected))
 
     def _append_ply(self, move: str, after: Position, *, frame: int, time_s: float, laps: tuple[Lap, ...] = (),
                     alternatives: Sequence[str] = (), result: GameResult | None = None) -> PlyRecord:

@@ -130,6 +130,12 @@ def test_live_page_shows_the_board_and_follows_a_move(page: Any, live_server: st
     session.update(camera_detail="board small in the image: pits about 28 px across")
     page.wait_for_selector("#camera-detail:not([hidden])")
     assert "pits about 28 px across" in str(page.text_content("#camera-detail"))
+    # A set-up the camera misread, corrected when a move showed it: the referee is told.
+    assert page.locator("#notice").is_hidden()
+    session.update(setup_corrected={"was": "4,4,4,4,4,4,4,4/0,0,0,0,0,0,0,0/0,0,0,0,0,0,0,0/4,4,4,4,4,4,5,3 S 0 0:0",
+                                    "position": STANDARD, "frame": 42})
+    page.wait_for_selector("#notice:not([hidden])")
+    assert "misread the set-up; corrected at frame 42" in str(page.text_content("#notice"))
 
     session.set_progress()
     page.wait_for_selector("#in-progress:not([hidden])")

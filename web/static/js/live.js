@@ -61,7 +61,11 @@ function renderScore(state) {
     setup: "Set-up: the referee checks the board read by the camera and confirms it on the Set-up page.",
   };
   // "error" is an optional key: the camera loop stopped on an unexpected error.
-  const text = state.error ? `Camera loop stopped: ${state.error}` : hints[state.phase] || "";
+  const corrected = state.setup_corrected
+    ? `The camera misread the set-up; corrected at frame ${state.setup_corrected.frame} (the moves stand, ` +
+      `their positions changed). Set-up now ${state.setup_corrected.position}, read as ${state.setup_corrected.was}.`
+    : "";
+  const text = state.error ? `Camera loop stopped: ${state.error}` : hints[state.phase] || corrected;
   notice.hidden = !text;
   notice.textContent = text;
   const banner = document.getElementById("result");
