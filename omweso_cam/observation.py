@@ -8,6 +8,7 @@ right, top to bottom - what a camera above the board sees with South at the bott
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 #: Largest count a pit can hold (all 64 seeds in one pit).
@@ -66,7 +67,7 @@ class Observation:
         """Most likely count of every pit (image order), or None when not stable."""
         if self.log_likelihoods is None:
             return None
-        return tuple(max(range(len(row)), key=row.__getitem__) for row in self.log_likelihoods)
+        return most_likely_counts(self.log_likelihoods)
 
     @classmethod
     def from_counts(
@@ -91,3 +92,8 @@ class Observation:
             width = sigma * math.sqrt(max(c, 1))
             rows.append(tuple(-0.5 * ((n - c) / width) ** 2 for n in range(MAX_COUNT + 1)))
         return cls(frame_index, timestamp_s, STABLE, tuple(rows))
+
+
+def most_likely_counts(log_likelihoods: Sequence[Sequence[float]]) -> tuple[int, ...]:
+    """The most likely count of every pit under per-pit log-likelihoods (the first of ties)."""
+    return tuple(max(range(len(row)), key=row.__getitem__) for row in log_likelihoods)

@@ -24,10 +24,9 @@ import math
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from itertools import pairwise
 from typing import Any
 
-from omweso_cam.observation import HAND, MOVING, UNREADABLE, Observation
+from omweso_cam.observation import HAND, MOVING, UNREADABLE, Observation, most_likely_counts
 from omweso_cam.reconcile.scoring import (
     ACCEPTED,
     AMBIGUOUS,
@@ -182,10 +181,6 @@ def lap_dict(lap: Lap) -> dict[str, Any]:
 #: as the set-up fit was a near tie there).
 _CORRECTION_SEEDS = 3
 _CORRECTION_CANDIDATES = 24
-
-
-def _most_likely(rows: Sequence[Sequence[float]]) -> tuple[int, ...]:
-    return tuple(max(range(len(row)), key=row.__getitem__) for row in rows)
 
 
 def _one_seed_moved(board: Sequence[int], cap: int, doubtful: set[int]) -> list[tuple[int, ...]]:
@@ -637,8 +632,10 @@ class Tracker:
         config = self.config.reconcile
         cache = TraceCache(config.cache_positions)  # the search's positions stay out of the tracker's cache
 
-        def replay(start: Position) -> tuple[float, list[Outcome]] | None:
-            """The game from ``start``: the score of the readings so far, and the plies' outcomes."""
+        seen = [most_likely_counts(rows) for _, rows in evidence]  # each reading's own counts
+
+        def replay(start: Position) -> tuple[float, list[Outcome], list[tuple[int, ...]]] | None:
+            """The game from ``start``: the score of the readings so far, the plies' outcomes, the boards."""
             outcomes: list[Outcome] = []
             for move in moves:
                 try:
@@ -650,22 +647,20 @@ class Tracker:
                 outcomes.append(outcome)
             boards = [start.board] + [o.position.board for o in outcomes]
             total = score_board(evidence[0][1], boards[0])
-            for (n_before, before), (n, rows) in pairwise(evidence):
-                bias = self._misread_shifts(_most_likely(before), boards[n_before])
+            for (n_before, _), counts_before, (n, rows) in zip(evidence, seen, evidence[1:], strict=False):
+                bias = self._misread_shifts(counts_before, boards[n_before])
                 total += board_scorer(rows, boards[n_before], bias)(boards[n])
-            return total, outcomes
+            return total, outcomes, boards
 
-        def judge(start: Position, outcomes: list[Outcome]) -> Reconciliation:
+        def judge(start: Position, outcomes: list[Outcome], boards: list[tuple[int, ...]]) -> Reconciliation:
             """This reading from the game's position, with the misreads the last reading showed."""
-            boards = [start.board] + [o.position.board for o in outcomes]
-            last_n, last = evidence[-1]
             return reconcile(outcomes[-1].position if outcomes else start, observation, self.rules, config=config,
-                             cache=cache, bias=self._misread_shifts(_most_likely(last), boards[last_n]))
+                             cache=cache, bias=self._misread_shifts(seen[-1], boards[evidence[-1][0]]))
 
         played = replay(initial)
         if played is None:
             return None
-        judged = judge(initial, played[1])
+        judged = judge(initial, played[1], played[2])
         if not judged.candidates:
             return None
         best = judged.candidates[0]
@@ -676,7 +671,7 @@ class Tracker:
         cap = min(self.rules.setup_max_per_pit or SEEDS_PER_SIDE, SEEDS_PER_SIDE)
         # The pits where the set-up fit overruled its reading: every seed the search moves
         # comes from or goes to one of them (it moves the fit's guesses, not what was read).
-        doubtful = {i for i, (a, b) in enumerate(zip(_most_likely(evidence[0][1]), initial.board, strict=True)) if a != b}
+        doubtful = {i for i, (a, b) in enumerate(zip(seen[0], initial.board, strict=True)) if a != b}
         board, score = initial.board, played[0] + best.score
         found: tuple[Position, list[Outcome], Reconciliation] | None = None
         for _ in range(_CORRECTION_SEEDS):
@@ -685,10 +680,10 @@ class Tracker:
             games = [(start, game) for start in (Position(b, initial.side_to_move, 0, (0, 0)) for b in neighbours)
                      if (game := replay(start)) is not None]
             step: tuple[float, Position, list[Outcome], Reconciliation] | None = None
-            for start, (history, outcomes) in sorted(games, key=lambda g: -g[1][0]):
+            for start, (history, outcomes, boards) in sorted(games, key=lambda g: -g[1][0]):
                 if history + free_fit <= max(score, step[0] if step else -math.inf):
                     break  # sorted: no later set-up can do better (reconciling is the costly part)
-                result = judge(start, outcomes)
+                result = judge(start, outcomes, boards)
                 if result.best is None:
                     continue
                 total = history + result.best.score
