@@ -63,8 +63,7 @@ class StabilityMonitor:
         self._region_px: np.ndarray | None = None
         self._region_size: tuple[int, int] | None = None
         self._previous: np.ndarray | None = None
-        self._reference: np.ndarray | None = None  # last stable frame (small grey)
-        self._reference_chroma: np.ndarray | None = None  # ... its Cr and Cb
+        self._reference: tuple[np.ndarray, np.ndarray] | None = None  # last stable frame: small grey, Cr and Cb
         self._quiet = 0
         self._needed = config.stable_frames
         self.last_motion_frac = 0.0
@@ -79,7 +78,7 @@ class StabilityMonitor:
 
     def reset(self) -> None:
         """Forget the frames seen (the next frame starts a new quiet run)."""
-        self._previous = self._reference = self._reference_chroma = None
+        self._previous = self._reference = None
         self._quiet = 0
         self._needed = self.config.stable_frames
 
@@ -145,7 +144,7 @@ class StabilityMonitor:
         previous, self._previous = self._previous, grey
         if previous is None or previous.shape != grey.shape:
             self._quiet = 0
-            self._reference = self._reference_chroma = None
+            self._reference = None
             return MOVING
         motion = self._changed(grey, previous, region, cfg.motion_threshold_levels)
         threshold = self.last_threshold
@@ -154,16 +153,16 @@ class StabilityMonitor:
                 & (ycrcb[..., 2] >= cfg.skin_cb_range[0]) & (ycrcb[..., 2] <= cfg.skin_cb_range[1])
                 & (ycrcb[..., 0] >= cfg.skin_min_luma))
         changed = motion
-        if self._reference is not None and self._reference.shape == grey.shape:
+        if self._reference is not None and self._reference[0].shape == grey.shape:
+            reference, reference_chroma = self._reference
             # A hand held still differs from the last stable board, not from the previous frame;
             # so do the seeds a move left, on a board that may be skin-coloured itself. A hand
             # comes with an arm from beyond the board: only changes that reach out of it count.
-            since = self._changed(grey, self._reference, region, 2 * cfg.motion_threshold_levels)
+            since = self._changed(grey, reference, region, 2 * cfg.motion_threshold_levels)
             if frac(skin & (motion | since)) >= cfg.hand_min_frac:  # else no hand either way (most frames)
                 # Beyond the board an arm may be as light as the table: its colour tells it apart.
                 chroma = ycrcb[..., 1:].astype(np.float32)
-                assert self._reference_chroma is not None
-                moved = since | np.any([self._changed(chroma[..., k], self._reference_chroma[..., k], region,
+                moved = since | np.any([self._changed(chroma[..., k], reference_chroma[..., k], region,
                                                       cfg.motion_threshold_levels) for k in (0, 1)], axis=0)
                 changed = motion | (since & _reaching_out(moved, region))
         self.last_threshold = threshold  # the motion test's (the diagnostics describe the frame pair)
@@ -177,8 +176,7 @@ class StabilityMonitor:
             return MOVING
         self._quiet += 1
         if self._quiet >= self._needed:
-            self._reference = grey
-            self._reference_chroma = ycrcb[..., 1:].astype(np.float32)
+            self._reference = grey, ycrcb[..., 1:].astype(np.float32)
             self._needed = cfg.stable_frames
             return STABLE
         return MOVING
