@@ -278,11 +278,12 @@ def track_source(
         frames += 1
         observation, _ = processor.process(frame)
         for event in tracker.update(observation):
-            if event.kind in ("setup_confirmed", "setup_corrected"):
+            if event.kind == "setup_confirmed":
                 initial = Position.from_notation(event.data["position"])
-                if event.kind == "setup_corrected":
-                    events.append({"kind": "setup_corrected", "frame": event.frame, "was": event.data["was"],
-                                   "position": event.data["position"]})
+            elif event.kind == "setup_corrected":
+                initial = Position.from_notation(event.data["position"])
+                events.append({"kind": "setup_corrected", "frame": event.frame, "was": event.data["was"],
+                               "position": event.data["position"]})
             elif event.kind == "alarm":
                 data = event.data
                 events.append({
