@@ -264,7 +264,6 @@ class Tracker:
         # While the game's set-up is the camera's reading: (plies played, reading) of the
         # set-up and of each reading that committed a ply (see _setup_correction).
         self._evidence: list[tuple[int, Sequence[Sequence[float]]]] | None = None
-        self._judged: Observation | None = None  # the (merged) reading being judged
         self._clock_start_s: float | None = None
         self._move_started = False
         self.late_start = False
@@ -322,7 +321,6 @@ class Tracker:
 
     def _judge(self, observation: Observation, events: list[TrackerEvent]) -> None:
         """Take a (merged) stable reading as the set-up or as play, by the phase."""
-        self._judged = observation
         if self.phase in (SETUP, GAME_OVER):
             self._update_setup(observation, events)
         elif self.phase in (PLAYING, ILLEGAL_PHASE):
@@ -401,7 +399,7 @@ class Tracker:
                     if setup_rows is not None and self.config.setup_correction_plies > 0:
                         self._evidence = [(0, setup_rows)]
                     self.last_reconciliation = result
-                    self._commit(result, events)
+                    self._commit(result, observation, events)
                 return
         rows = observation.log_likelihoods
         assert rows is not None
@@ -554,7 +552,7 @@ class Tracker:
     def _act(self, result: Reconciliation, observation: Observation, events: list[TrackerEvent]) -> None:
         """Do what an agreed reading of the board in play says."""
         if result.status == ACCEPTED:
-            self._commit(result, events)
+            self._commit(result, observation, events)
         elif result.status == UNCHANGED:
             if self.phase == ILLEGAL_PHASE:
                 self._clear_alarm(events, by="board_restored")
@@ -564,7 +562,7 @@ class Tracker:
         elif result.status == IN_PROGRESS:
             assert result.best is not None
             if result.plies:  # a move completed unseen before this one started
-                self._commit(result, events)
+                self._commit(result, observation, events)
                 if self.phase != PLAYING:
                     return
             if self.phase == ILLEGAL_PHASE:
@@ -590,7 +588,7 @@ class Tracker:
                 candidates=[c.move or c.kind for c in result.candidates[:3]], margin_nats=round(result.margin_nats, 2),
             ))
 
-    def _commit(self, result: Reconciliation, events: list[TrackerEvent]) -> None:
+    def _commit(self, result: Reconciliation, observation: Observation, events: list[TrackerEvent]) -> None:
         assert result.best is not None and self.position is not None
         if self.phase == ILLEGAL_PHASE:
             self._clear_alarm(events, by="legal_successor")
@@ -601,9 +599,9 @@ class Tracker:
                 break
         self.in_progress = ()
         self._restart_clock(self._pending_since_s)
-        if self._evidence is not None and self._judged is not None and self._judged.log_likelihoods is not None:
+        if self._evidence is not None and observation.log_likelihoods is not None:
             if len(self.plies) <= self.config.setup_correction_plies:
-                self._evidence.append((len(self.plies), self._judged.log_likelihoods))
+                self._evidence.append((len(self.plies), observation.log_likelihoods))
             else:
                 self._evidence = None
         if self.phase == PLAYING:
