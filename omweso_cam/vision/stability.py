@@ -48,6 +48,7 @@ class StabilityConfig:
     skin_cr_range: tuple[int, int] = (135, 180)  # YCrCb skin box, widely used for all skin tones
     skin_cb_range: tuple[int, int] = (80, 135)
     skin_min_luma: int = 40
+    window_margin: float = 0.25  # with a board to watch: the frame is cut to it plus this share of its size each side
 
 
 class StabilityMonitor:
@@ -62,8 +63,12 @@ class StabilityMonitor:
         self._region: np.ndarray | None = None
         self._region_px: np.ndarray | None = None
         self._region_size: tuple[int, int] | None = None
+        self._window_px: tuple[int, int, int, int] | None = None
         self._previous: np.ndarray | None = None
         self._reference: tuple[np.ndarray, np.ndarray] | None = None  # last stable frame: small grey, Cr and Cb
+        # The frames themselves, to look at them again through a new window.
+        self._previous_frame: np.ndarray | None = None
+        self._reference_frame: np.ndarray | None = None
         self._quiet = 0
         self._needed = config.stable_frames
         self.last_motion_frac = 0.0
@@ -78,17 +83,58 @@ class StabilityMonitor:
 
     def reset(self) -> None:
         """Forget the frames seen (the next frame starts a new quiet run)."""
-        self._previous = self._reference = None
+        self._previous = self._reference = self._previous_frame = self._reference_frame = None
         self._quiet = 0
         self._needed = self.config.stable_frames
 
-    def _mask(self, shape: tuple[int, int], frame_size: tuple[int, int]) -> np.ndarray | None:
+    def _window(self, frame_size: tuple[int, int]) -> tuple[int, int, int, int]:
+        """The part of the frame watched (x0, y0, x1, y1): the board and a margin around it.
+
+        Shrunk to ``work_width_px`` wide, a board small in the frame would be a few dozen
+        small pixels across, pits two or three apart, and an arm reaching over it hidden
+        in the 3x3 shake tolerance; the window makes the board most of the work width
+        however far the camera is. It moves only when the board leaves it (a read's
+        corners differ by a pixel or two each time), and then the monitor starts afresh.
+        """
+        fw, fh = frame_size
+        if self._region_px is None:
+            return 0, 0, fw, fh
+        rw, rh = self._region_size or frame_size
+        pts = self._region_px * [fw / rw, fh / rh]
+        (x0, y0), (x1, y1) = pts.min(axis=0), pts.max(axis=0)
+        window = self._window_px
+        if window is not None and window[0] <= x0 and window[1] <= y0 and x1 <= window[2] and y1 <= window[3]:
+            return window
+        mx, my = self.config.window_margin * (x1 - x0), self.config.window_margin * (y1 - y0)
+        window = (max(0, int(x0 - mx)), max(0, int(y0 - my)), min(fw, int(np.ceil(x1 + mx))), min(fh, int(np.ceil(y1 + my))))
+        if window[2] - window[0] < 8 or window[3] - window[1] < 8:  # a board (nearly) out of the frame
+            window = (0, 0, fw, fh)
+        if window != self._window_px:  # the frames seen so far, looked at through the new window
+            self._window_px = window
+            self._region = None
+            if self._previous_frame is not None:
+                self._previous = self._look(self._previous_frame, window)[1]
+            if self._reference_frame is not None:
+                ycrcb, grey = self._look(self._reference_frame, window)
+                self._reference = grey, ycrcb[..., 1:].astype(np.float32)
+        return window
+
+    def _look(self, image_bgr: np.ndarray, window: tuple[int, int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+        """The window of a frame shrunk: YCrCb, and its grey (luma) plane slightly blurred."""
+        small = self._shrink(image_bgr[window[1]:window[3], window[0]:window[2]])
+        ycrcb = cv2.cvtColor(small, cv2.COLOR_BGR2YCrCb)
+        return ycrcb, cv2.GaussianBlur(ycrcb[..., 0].astype(np.float32), (3, 3), 0)
+
+    def _mask(self, shape: tuple[int, int], frame_size: tuple[int, int],
+              window: tuple[int, int, int, int]) -> np.ndarray | None:
         if self._region_px is None:
             return None
         if self._region is None or self._region.shape != shape:
             h, w = shape
             fw, fh = self._region_size or frame_size
-            pts = self._region_px * [w / fw, h / fh]
+            x0, y0, x1, y1 = window
+            scale = np.array(frame_size, np.float64) / [fw, fh]
+            pts = (self._region_px * scale - [x0, y0]) * [w / (x1 - x0), h / (y1 - y0)]
             mask = np.zeros(shape, np.uint8)
             cv2.fillConvexPoly(mask, np.round(pts).astype(np.int32), 1)
             self._region = mask.astype(bool)
@@ -129,11 +175,10 @@ class StabilityMonitor:
         """Classify one frame (BGR uint8, any size)."""
         cfg = self.config
         h, w = image_bgr.shape[:2]
-        small = self._shrink(image_bgr)
-        sh, sw = small.shape[:2]
-        ycrcb = cv2.cvtColor(small, cv2.COLOR_BGR2YCrCb)
-        grey = cv2.GaussianBlur(ycrcb[..., 0].astype(np.float32), (3, 3), 0)
-        region = self._mask((sh, sw), (w, h))
+        window = self._window((w, h))
+        ycrcb, grey = self._look(image_bgr, window)
+        sh, sw = grey.shape[:2]
+        region = self._mask((sh, sw), (w, h), window)
         n = float(region.sum()) if region is not None else float(sh * sw)
         if n == 0:
             region, n = None, float(sh * sw)
@@ -142,6 +187,7 @@ class StabilityMonitor:
             return float((mask & region).sum() if region is not None else mask.sum()) / n
 
         previous, self._previous = self._previous, grey
+        self._previous_frame = image_bgr
         if previous is None or previous.shape != grey.shape:
             self._quiet = 0
             self._reference = None
@@ -177,6 +223,7 @@ class StabilityMonitor:
         self._quiet += 1
         if self._quiet >= self._needed:
             self._reference = grey, ycrcb[..., 1:].astype(np.float32)
+            self._reference_frame = image_bgr
             self._needed = cfg.stable_frames
             return STABLE
         return MOVING

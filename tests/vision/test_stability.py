@@ -267,3 +267,24 @@ def test_a_board_found_far_from_the_last_read_counts_only_once_a_second_read_agr
     statuses = [processor.process(Frame(i, i / 4, frame))[0].status for i in range(len(reads) + 1)]
     # frame 0 is the monitor's first frame (not stable yet); then one status per read
     assert statuses[1:] == [STABLE, MOVING, STABLE, MOVING, STABLE, STABLE, MOVING, STABLE]
+
+def test_an_arm_over_a_board_small_in_the_frame_is_seen() -> None:
+    # A board a quarter of the frame wide (pits about 30 px): shrunk with the whole frame to
+    # the work width its pits were two or three small pixels apart, and a thin arm as dark as
+    # the pits, reaching over it, stayed inside the 3x3 shake tolerance: said "stable" while
+    # it moved (a rendered film, dim light, its arm not skin-coloured). The monitor now
+    # watches the board and a margin around it at the work width.
+    corners = np.array([[520.0, 300.0], [840.0, 300.0], [840.0, 460.0], [520.0, 460.0]])
+    look = {"corners_px": corners, "image_size": (1280, 720), "noise": 0, "table_bgr": (40, 70, 40),
+            "board_bgr": (110, 100, 105), "bowl_bgr": (45, 40, 45)}
+    board = draw_board([3] * 32, rng=np.random.default_rng(1), **look).image
+    monitor = StabilityMonitor(StabilityConfig(stable_frames=1))
+    monitor.set_region(corners, (1280, 720))
+    rng = np.random.default_rng(2)
+    assert [monitor.update(_noisy(board, rng)) for _ in range(3)][-1] == STABLE
+    said = []
+    for k in range(4):  # the arm comes in from the top of the picture, sowing from pit to pit
+        arm = board.copy()
+        cv2.line(arm, (700 + 40 * k, 0), (690 + 40 * k, 330), (50, 45, 50), 12)
+        said.append(monitor.update(_noisy(arm, rng)))
+    assert STABLE not in said, said
