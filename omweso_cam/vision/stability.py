@@ -3,8 +3,9 @@
 Cheap by design (well under 3 ms on a 1280x720 frame) and robust to what a real
 webcam does while nothing happens on the board:
 
-* **sensor / compression noise** - the frame is shrunk to about a hundred pixels
-  wide (each small pixel averages dozens of camera pixels) and slightly blurred, and
+* **sensor / compression noise** - the frame (once the board is known, the board and a
+  margin around it) is shrunk to about a hundred pixels wide (each small pixel averages
+  dozens of camera pixels) and slightly blurred, and
   the change threshold grows with the noise of the current frame pair (a robust
   sigma from the median absolute difference, so a hand covering part of the board
   does not inflate it);
@@ -94,21 +95,23 @@ class StabilityMonitor:
         small pixels across, pits two or three apart, and an arm reaching over it hidden
         in the 3x3 shake tolerance; the window makes the board most of the work width
         however far the camera is. It moves only when the board leaves it (a read's
-        corners differ by a pixel or two each time), and then the monitor starts afresh.
+        corners differ by a pixel or two each time); the previous and the last stable
+        frame are then looked at again through the new window, so no still run is broken.
         """
         fw, fh = frame_size
-        if self._region_px is None:
-            return 0, 0, fw, fh
-        rw, rh = self._region_size or frame_size
-        pts = self._region_px * [fw / rw, fh / rh]
-        (x0, y0), (x1, y1) = pts.min(axis=0), pts.max(axis=0)
         window = self._window_px
-        if window is not None and window[0] <= x0 and window[1] <= y0 and x1 <= window[2] and y1 <= window[3]:
-            return window
-        mx, my = self.config.window_margin * (x1 - x0), self.config.window_margin * (y1 - y0)
-        window = (max(0, int(x0 - mx)), max(0, int(y0 - my)), min(fw, int(np.ceil(x1 + mx))), min(fh, int(np.ceil(y1 + my))))
-        if window[2] - window[0] < 8 or window[3] - window[1] < 8:  # a board (nearly) out of the frame
+        if self._region_px is None:
             window = (0, 0, fw, fh)
+        else:
+            rw, rh = self._region_size or frame_size
+            pts = self._region_px * [fw / rw, fh / rh]
+            (x0, y0), (x1, y1) = pts.min(axis=0), pts.max(axis=0)
+            if window is None or not (window[0] <= x0 and window[1] <= y0 and x1 <= window[2] and y1 <= window[3]):
+                mx, my = self.config.window_margin * (x1 - x0), self.config.window_margin * (y1 - y0)
+                window = (max(0, int(x0 - mx)), max(0, int(y0 - my)),
+                          min(fw, int(np.ceil(x1 + mx))), min(fh, int(np.ceil(y1 + my))))
+                if window[2] - window[0] < 8 or window[3] - window[1] < 8:  # a board (nearly) out of the frame
+                    window = (0, 0, fw, fh)
         if window != self._window_px:  # the frames seen so far, looked at through the new window
             self._window_px = window
             self._region = None
