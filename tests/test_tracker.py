@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from omweso_cam.observation import HAND, MOVING, Observation
+from omweso_cam.observation import HAND, MOVING, NO_BOARD, OCCLUDED, Observation
 from omweso_cam.reconcile.simulate import (
     NoiseModel,
     ScriptFrame,
@@ -191,6 +191,35 @@ def test_a_misread_of_an_untouched_board_is_learnt_not_an_alarm() -> None:
     moved = Tracker(SEED, initial=START)
     later = [observe(START.board, frame_index=0), Observation(1, 0.1, MOVING)]
     assert [e.kind for e in run(moved, later + [observe(seen_start, frame_index=i) for i in (2, 3, 4)])] == ["alarm"]
+
+
+def test_the_readers_verdicts_before_the_first_still_frame_are_no_disturbance() -> None:
+    # A blurred board read as occluded on the camera's first still frame: nothing moved (the
+    # camera reads only frames its stability check found still), so the next readings are
+    # of the untouched set-up and their misreads are learnt, not an illegal sowing.
+    seen_start = _misread(START.board, a4=2, c4=6)
+    for verdict in (OCCLUDED, NO_BOARD):
+        tracker = Tracker(SEED, initial=START)
+        first = [Observation(0, 0.0, MOVING), Observation(1, 0.1, verdict)]
+        events = run(tracker, first + [observe(seen_start, frame_index=i) for i in (2, 3, 4)])
+        assert [e.kind for e in events] == ["misreads"], verdict
+    # Once the board has been seen still, a hand held over it (occluded) may have moved seeds.
+    later = Tracker(SEED, initial=START)
+    seen = [observe(START.board, frame_index=0), Observation(1, 0.1, OCCLUDED)]
+    assert [e.kind for e in run(later, seen + [observe(seen_start, frame_index=i) for i in (2, 3, 4)])] == ["alarm"]
+
+
+def test_a_board_read_seeds_short_in_many_pits_is_misread_not_set_up_otherwise() -> None:
+    # A blurred board reads seven of North's 4s as 3 from the start: 57 seeds, which no board
+    # at rest holds, and no legal move explains it better than the set-up. Learnt as
+    # misreads; the first move, which leaves those pits alone, is then accepted.
+    short = dict(a4=3, b4=3, c4=3, d4=3, e4=3, f4=3, g4=3)
+    tracker = Tracker(SEED, initial=START)
+    events = run(tracker, [observe(_misread(START.board, **short), frame_index=i) for i in range(3)])
+    assert [e.kind for e in events] == ["misreads"] and len(tracker.misreads) == 7
+    after = apply_move(START, "d1", SEED).position
+    events = run(tracker, sown(_misread(after.board, **short), 3))
+    assert plies(events) == ["d1"] and not [e for e in events if e.kind == "alarm"]
 
 
 def test_an_untouched_board_unlike_the_confirmed_one_is_a_mismatch_until_a_hand_comes() -> None:

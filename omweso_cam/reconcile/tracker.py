@@ -32,6 +32,7 @@ from omweso_cam.reconcile.scoring import (
     AMBIGUOUS,
     ILLEGAL,
     IN_PROGRESS,
+    KIND_UNCHANGED,
     UNCHANGED,
     Progress,
     ReconcileConfig,
@@ -97,6 +98,12 @@ class TrackerConfig:
     # most this many seeds; a bigger difference is a ``mismatch`` (nothing learnt).
     misread_max_pits: int = 4
     misread_max_shift: int = 2
+    # ... in up to this many pits when the position itself explains the reading better than
+    # any legal move (so no move was made unseen) and the reading has seeds too few or too
+    # many (so it is misread: a board at rest holds 64). A blurred board (2026-11-30, seed 2028's
+    # 45 px film) read six or seven heaps of 4 as 3 from its first frame; unlearnt, the
+    # first move's reading carried those misreads too and was an illegal sowing.
+    misread_max_pits_explained: int = 8
     # Counts the reader distrusts (pits too small in the picture) rarely fit a set-up within
     # ``illegal_min_excess_nats``; their best-fitting set-up is taken anyway when each side's
     # read total is within this many seeds of the set-up's (not a half-made arrangement).
@@ -302,9 +309,12 @@ class Tracker:
         events: list[TrackerEvent] = []
         self._check_clocks(observation, events)
         if not observation.is_stable:
-            # A corrupt frame moves no seeds, nor does the stability check's warm-up (it says
-            # "moving" until it has seen a few frames, before the tracker's first still frame).
-            if observation.status != UNREADABLE and (observation.status != MOVING or self._seen_still):
+            # A corrupt frame moves no seeds; nor does what the camera says before the tracker's
+            # first still frame: the stability check's warm-up ("moving" until it has seen a few
+            # frames) or the reader's verdict on its first frames ("occluded", "no_board": a
+            # blurred board read as occluded on its first still frame made the set-up, a few
+            # heaps misread, an illegal sowing on the next frame).
+            if observation.status != UNREADABLE and (observation.status == HAND or self._seen_still):
                 self._disturbed = True
             self._streak.clear()
             self._pending, self._pending_count = None, 0
@@ -497,25 +507,32 @@ class Tracker:
         self._memo = (memo_key, result)
         return result
 
-    def _misread_shifts(self, observed: Sequence[int], board: Sequence[int]) -> tuple[int, ...] | None:
+    def _misread_shifts(self, observed: Sequence[int], board: Sequence[int], max_pits: int) -> tuple[int, ...] | None:
         """``observed`` - ``board`` per pit, taken as misreads of an untouched board; None when more
-        pits differ, or by more seeds, than misreads do (``misread_max_pits``, ``misread_max_shift``)."""
+        pits differ than ``max_pits``, or any by more seeds than misreads do (``misread_max_shift``)."""
         shifts = tuple(o - p for o, p in zip(observed, board, strict=True))
         off = [r for r in shifts if r]
-        if len(off) > self.config.misread_max_pits or any(abs(r) > self.config.misread_max_shift for r in off):
+        if len(off) > max_pits or any(abs(r) > self.config.misread_max_shift for r in off):
             return None
         return shifts
 
-    def _learn_misreads(self, observed: Sequence[int] | None, events: list[TrackerEvent]) -> bool:
+    def _learn_misreads(self, observed: Sequence[int] | None, events: list[TrackerEvent], *,
+                        explained: bool = False) -> bool:
         """Take ``observed`` as a reading of the untouched position; whether the misreads changed.
 
         Refused (False, nothing learnt) when it differs in more pits, or by more seeds,
-        than a misread does (``misread_max_pits``, ``misread_max_shift``).
+        than a misread does (``misread_max_pits``, ``misread_max_shift``). In up to
+        ``misread_max_pits_explained`` pits when ``explained`` (no legal move explains the
+        reading better than the position itself) and the reading does not hold the
+        board's seeds: a board at rest holds all 64, so such a reading is misread, where
+        one that moves seeds between pits may show a board set up otherwise than confirmed.
         """
         assert self.position is not None
         if observed is None:
             return False
-        shifts = self._misread_shifts(observed, self.position.board)
+        lost = sum(observed) != sum(self.position.board)
+        max_pits = self.config.misread_max_pits_explained if explained and lost else self.config.misread_max_pits
+        shifts = self._misread_shifts(observed, self.position.board, max_pits)
         if shifts is None:
             return False
         bias = shifts if any(shifts) else None
@@ -530,7 +547,8 @@ class Tracker:
         assert self.position is not None
         result = self._reconcile(observation)
         untouched = self.phase == PLAYING and not self._disturbed
-        if untouched and self._learn_misreads(result.observed, events):
+        explained = bool(result.candidates) and result.candidates[0].kind == KIND_UNCHANGED
+        if untouched and self._learn_misreads(result.observed, events, explained=explained):
             result = self._reconcile(observation)
         self.last_reconciliation = result
         self.observed = result.observed
@@ -646,14 +664,15 @@ class Tracker:
             boards = [start.board] + [o.position.board for o in outcomes]
             total = score_board(evidence[0][1], boards[0])
             for (n_before, _), counts_before, (n, rows) in zip(evidence, seen, evidence[1:], strict=False):
-                bias = self._misread_shifts(counts_before, boards[n_before])
+                bias = self._misread_shifts(counts_before, boards[n_before], self.config.misread_max_pits)
                 total += board_scorer(rows, boards[n_before], bias)(boards[n])
             return total, outcomes, boards
 
         def judge(start: Position, outcomes: list[Outcome], boards: list[tuple[int, ...]]) -> Reconciliation:
             """This reading from the game's position, with the misreads the last reading showed."""
             return reconcile(outcomes[-1].position if outcomes else start, observation, self.rules, config=config,
-                             cache=cache, bias=self._misread_shifts(seen[-1], boards[evidence[-1][0]]))
+                             cache=cache, bias=self._misread_shifts(seen[-1], boards[evidence[-1][0]],
+                                                                   self.config.misread_max_pits))
 
         played = replay(initial)
         if played is None:
