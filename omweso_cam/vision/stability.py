@@ -175,7 +175,8 @@ class StabilityMonitor:
                 | (other > grey_hi + threshold) | (other < grey_lo - threshold))
 
     def update(self, image_bgr: np.ndarray) -> str:
-        """Classify one frame (BGR uint8, any size)."""
+        """Classify one frame (BGR uint8, any size). The frame is kept, not copied (see
+        :meth:`_window`): a caller must not write into a frame it has passed here."""
         cfg = self.config
         h, w = image_bgr.shape[:2]
         window = self._window((w, h))
