@@ -106,12 +106,17 @@ class StabilityMonitor:
             rw, rh = self._region_size or frame_size
             pts = self._region_px * [fw / rw, fh / rh]
             (x0, y0), (x1, y1) = pts.min(axis=0), pts.max(axis=0)
-            if window is None or not (window[0] <= x0 and window[1] <= y0 and x1 <= window[2] and y1 <= window[3]):
-                mx, my = self.config.window_margin * (x1 - x0), self.config.window_margin * (y1 - y0)
-                window = (max(0, int(x0 - mx)), max(0, int(y0 - my)),
-                          min(fw, int(np.ceil(x1 + mx))), min(fh, int(np.ceil(y1 + my))))
-                if window[2] - window[0] < 8 or window[3] - window[1] < 8:  # a board (nearly) out of the frame
-                    window = (0, 0, fw, fh)
+            mx, my = self.config.window_margin * (x1 - x0), self.config.window_margin * (y1 - y0)
+            want = (max(0, int(x0 - mx)), max(0, int(y0 - my)),
+                    min(fw, int(np.ceil(x1 + mx))), min(fh, int(np.ceil(y1 + my))))
+            if want[2] - want[0] < 8 or want[3] - want[1] < 8:  # a board (nearly) out of the frame
+                want = (0, 0, fw, fh)
+            # The window kept holds the board and is not much bigger than the one wanted
+            # (the whole frame, before the board was found, is replaced).
+            if (window is None or not (window[0] <= x0 and window[1] <= y0 and x1 <= window[2] and y1 <= window[3])
+                    or window[2] - window[0] > 1.2 * (want[2] - want[0])
+                    or window[3] - window[1] > 1.2 * (want[3] - want[1])):
+                window = want
         if window != self._window_px:  # the frames seen so far, looked at through the new window
             self._window_px = window
             self._region = None
