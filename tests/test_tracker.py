@@ -33,6 +33,7 @@ from omweso_cam.rules import (
     RuleSet,
     Side,
     apply_move,
+    legal_moves,
     sowing_states,
     square_index,
 )
@@ -533,6 +534,23 @@ def test_a_standard_set_up_read_a_seed_short_is_taken_as_the_standard() -> None:
     plain = Tracker(SEED, config=TrackerConfig(standard_setup_prior_nats=0.0))
     run(plain, _filmed(boards))
     assert plain.initial is not None and plain.initial != START
+
+
+def test_a_standard_set_up_taken_by_the_prior_is_corrected_only_against_it() -> None:
+    # The standard set-up with h1 read as 3 is taken as the standard (the prior); the fit
+    # without the prior put the missing seed in g1. A third move sown as it would have been
+    # from that fit's set-up is an illegal sowing from the standard one: the correction to
+    # the fit must pay back the prior the standard was taken on, and does not (before, it
+    # took the fit and the illegal sowing went unflagged; 56 of 416 such boards).
+    fit = Position.from_notation("4,4,4,4,4,4,4,4/0,0,0,0,0,0,0,0/0,0,0,0,0,0,0,0/4,4,4,4,4,4,5,3 S 0 0:0")
+    boards = _played(START, ["a1", "h4"])
+    from_fit = _played(fit, ["a1", "h4", "b1"])[-1]
+    before = Position(boards[-1], Side.SOUTH, 2, (0, 0))
+    assert all(apply_move(before, m, SEED).position.board != from_fit for m in legal_moves(before, SEED))
+    tracker = Tracker(SEED)
+    events = run(tracker, _filmed([*boards, from_fit]))
+    assert [e.kind for e in events if e.kind in ("alarm", "setup_corrected")] == ["alarm"]
+    assert tracker.initial == START and plies(events) == ["a1", "h4"]
 
 
 def test_an_illegal_sowing_after_a_set_up_read_cleanly_is_flagged() -> None:

@@ -456,6 +456,18 @@ class Tracker:
                     board[i] = standard[i]
         return tuple(board)
 
+    def _standard_prior_lost(self, taken: Sequence[int], other: Sequence[int]) -> float:
+        """The prior (nats) a set-up ``other`` forgoes against the set-up ``taken``: for each side
+        ``taken`` holds in the standard arrangement and ``other`` does not (as the set-up fit
+        weighs them, :meth:`_standard_where_close`)."""
+        standard = Position.standard().board
+        cap = self.rules.setup_max_per_pit
+        if cap is not None and cap < max(standard):
+            return 0.0
+        return self.config.standard_setup_prior_nats * sum(
+            1 for side in (range(0, 16), range(16, 32))
+            if all(taken[i] == standard[i] for i in side) and any(other[i] != standard[i] for i in side))
+
     def _begin_next_game(self, events: list[TrackerEvent]) -> None:
         self.game_number = len(self.match.results) + 1
         self.phase = SETUP
@@ -662,7 +674,7 @@ class Tracker:
                     return None
                 outcomes.append(outcome)
             boards = [start.board] + [o.position.board for o in outcomes]
-            total = score_board(evidence[0][1], boards[0])
+            total = score_board(evidence[0][1], boards[0]) - self._standard_prior_lost(initial.board, start.board)
             for (n_before, _), counts_before, (n, rows) in zip(evidence, seen, evidence[1:], strict=False):
                 bias = self._misread_shifts(counts_before, boards[n_before], self.config.misread_max_pits)
                 total += board_scorer(rows, boards[n_before], bias)(boards[n])
