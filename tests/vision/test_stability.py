@@ -268,6 +268,7 @@ def test_a_board_found_far_from_the_last_read_counts_only_once_a_second_read_agr
     # frame 0 is the monitor's first frame (not stable yet); then one status per read
     assert statuses[1:] == [STABLE, MOVING, STABLE, MOVING, STABLE, STABLE, MOVING, STABLE]
 
+
 def test_an_arm_over_a_board_small_in_the_frame_is_seen() -> None:
     # A board a quarter of the frame wide (pits about 30 px): shrunk with the whole frame to
     # the work width its pits were two or three small pixels apart, and a thin arm as dark as
