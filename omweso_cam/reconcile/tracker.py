@@ -441,13 +441,18 @@ class Tracker:
                 self._setup_candidate = candidate
                 events.append(self._event("setup_stable", position=candidate.notation() if candidate else None))
 
+    def _standard_setup(self) -> tuple[int, ...] | None:
+        """The standard arrangement's board, or None where a club's cap forbids it."""
+        standard = Position.standard().board
+        cap = self.rules.setup_max_per_pit
+        return None if cap is not None and cap < max(standard) else standard
+
     def _standard_where_close(self, rows: Sequence[Sequence[float]], fit: tuple[int, ...]) -> tuple[int, ...]:
         """``fit`` with each side that fits the standard arrangement nearly as well made standard
         (``standard_setup_prior_nats``)."""
-        standard = Position.standard().board
-        cap = self.rules.setup_max_per_pit
-        if cap is not None and cap < max(standard):
-            return fit  # a club's cap that forbids the standard arrangement
+        standard = self._standard_setup()
+        if standard is None:
+            return fit
         board = list(fit)
         for side in (range(0, 16), range(16, 32)):
             loss = sum(rows[i][fit[i]] - rows[i][standard[i]] for i in side)
@@ -460,9 +465,8 @@ class Tracker:
         """The prior (nats) a set-up ``other`` forgoes against the set-up ``taken``: for each side
         ``taken`` holds in the standard arrangement and ``other`` does not (as the set-up fit
         weighs them, :meth:`_standard_where_close`)."""
-        standard = Position.standard().board
-        cap = self.rules.setup_max_per_pit
-        if cap is not None and cap < max(standard):
+        standard = self._standard_setup()
+        if standard is None:
             return 0.0
         return self.config.standard_setup_prior_nats * sum(
             1 for side in (range(0, 16), range(16, 32))
