@@ -100,11 +100,10 @@ class StabilityMonitor:
         """
         fw, fh = frame_size
         window = self._window_px
-        if self._region_px is None:
+        pts = self._region_in_frame(frame_size)
+        if pts is None:
             window = (0, 0, fw, fh)
         else:
-            rw, rh = self._region_size or frame_size
-            pts = self._region_px * [fw / rw, fh / rh]
             (x0, y0), (x1, y1) = pts.min(axis=0), pts.max(axis=0)
             mx, my = self.config.window_margin * (x1 - x0), self.config.window_margin * (y1 - y0)
             want = (max(0, int(x0 - mx)), max(0, int(y0 - my)),
@@ -123,9 +122,15 @@ class StabilityMonitor:
             if self._previous_frame is not None:
                 self._previous = self._look(self._previous_frame, window)[1]
             if self._reference_frame is not None:
-                ycrcb, grey = self._look(self._reference_frame, window)
-                self._reference = grey, ycrcb[..., 1:].astype(np.float32)
+                self._reference = _reference_of(*self._look(self._reference_frame, window))
         return window
+
+    def _region_in_frame(self, frame_size: tuple[int, int]) -> np.ndarray | None:
+        """The watched board's corners in pixels of a ``frame_size`` frame, or None (whole frame)."""
+        if self._region_px is None:
+            return None
+        rw, rh = self._region_size or frame_size
+        return self._region_px * [frame_size[0] / rw, frame_size[1] / rh]
 
     def _look(self, image_bgr: np.ndarray, window: tuple[int, int, int, int]) -> tuple[np.ndarray, np.ndarray]:
         """The window of a frame shrunk: YCrCb, and its grey (luma) plane slightly blurred."""
@@ -135,14 +140,13 @@ class StabilityMonitor:
 
     def _mask(self, shape: tuple[int, int], frame_size: tuple[int, int],
               window: tuple[int, int, int, int]) -> np.ndarray | None:
-        if self._region_px is None:
+        corners = self._region_in_frame(frame_size)
+        if corners is None:
             return None
         if self._region is None or self._region.shape != shape:
             h, w = shape
-            fw, fh = self._region_size or frame_size
             x0, y0, x1, y1 = window
-            scale = np.array(frame_size, np.float64) / [fw, fh]
-            pts = (self._region_px * scale - [x0, y0]) * [w / (x1 - x0), h / (y1 - y0)]
+            pts = (corners - [x0, y0]) * [w / (x1 - x0), h / (y1 - y0)]
             mask = np.zeros(shape, np.uint8)
             cv2.fillConvexPoly(mask, np.round(pts).astype(np.int32), 1)
             self._region = mask.astype(bool)
@@ -231,11 +235,16 @@ class StabilityMonitor:
             return MOVING
         self._quiet += 1
         if self._quiet >= self._needed:
-            self._reference = grey, ycrcb[..., 1:].astype(np.float32)
+            self._reference = _reference_of(ycrcb, grey)
             self._reference_frame = image_bgr
             self._needed = cfg.stable_frames
             return STABLE
         return MOVING
+
+
+def _reference_of(ycrcb: np.ndarray, grey: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A stable frame kept as the reference: its grey plane, and its Cr and Cb as floats."""
+    return grey, ycrcb[..., 1:].astype(np.float32)
 
 
 def _reaching_out(changed: np.ndarray, region: np.ndarray | None) -> np.ndarray:
