@@ -14,6 +14,9 @@ ONNX (``seed_counter.onnx``, run by ONNX Runtime, or by OpenCV's dnn module with
 and the last layer (a softmax over counts 0..64 from the trunk's embedding) into the seed model JSON
 (``seed_model_default.json``), which is what ``omweso-cam calibrate seeds`` refits.
 
+``--from-shipped calibration`` fine-tunes the network as shipped (its batch normalisation
+folded into the convolutions, as the ONNX file holds it) instead of starting afresh.
+
 Augmentation stands in for what renders lack: any rotation and mirror (pits are
 round), centre/scale jitter (grid error), blur and resolution loss, sensor noise,
 gain/gamma, and colour mixing with channel swaps (seed and wood colours the
@@ -89,10 +92,14 @@ def soft_targets(counts: np.ndarray) -> np.ndarray:
     return (t / t.sum(axis=1, keepdims=True)).astype(np.float32)
 
 
-def build(torch, width: int):  # type: ignore[no-untyped-def]
+def build(torch, width: int, fused: bool = False):  # type: ignore[no-untyped-def]
+    """Trunk and head. ``fused``: batch normalisation folded into the convolutions (as the
+    exported ONNX file holds them), the form a shipped network is fine-tuned in."""
     nn = torch.nn
 
     def block(cin: int, cout: int, stride: int = 1, k: int = 3) -> list:
+        if fused:
+            return [nn.Conv2d(cin, cout, k, stride, k // 2), nn.Identity(), nn.ReLU()]
         return [nn.Conv2d(cin, cout, k, stride, k // 2, bias=False), nn.BatchNorm2d(cout), nn.ReLU()]
 
     w = width
@@ -104,6 +111,33 @@ def build(torch, width: int):  # type: ignore[no-untyped-def]
     )
     head = nn.Linear(4 * w, MAX_COUNT + 1)
     return trunk, head
+
+
+def load_shipped(torch, trunk, head, onnx_path: Path, head_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Start a fused trunk and its head from a shipped network (ONNX trunk, seed model JSON).
+
+    The head's weights already carry the softmax temperature; a new one is chosen at the end."""
+    import onnx
+
+    from omweso_cam.vision.count import load_seed_model
+
+    graph = onnx.load(str(onnx_path)).graph
+    values = {init.name: onnx.numpy_helper.to_array(init) for init in graph.initializer}
+    convs = [m for m in trunk if isinstance(m, torch.nn.Conv2d)]
+    nodes = [n for n in graph.node if n.op_type == "Conv"]
+    if len(convs) != len(nodes):
+        raise SystemExit(f"{onnx_path}: {len(nodes)} convolutions, the network built here has {len(convs)}")
+    with torch.no_grad():
+        for conv, node in zip(convs, nodes, strict=True):
+            weight, bias = (torch.from_numpy(values[name].copy()) for name in node.input[1:3])
+            if weight.shape != conv.weight.shape:
+                raise SystemExit(f"{onnx_path}: {node.input[1]} is {tuple(weight.shape)}, expected {tuple(conv.weight.shape)}"
+                                 " (wrong --width?)")
+            conv.weight.copy_(weight)
+            conv.bias.copy_(bias)
+        counter = load_seed_model(str(head_path)).counter
+        head.weight.copy_(torch.from_numpy(counter.weights.astype(np.float32)))
+        head.bias.copy_(torch.from_numpy(counter.bias.astype(np.float32)))
 
 
 def evaluate(probs: np.ndarray, counts: np.ndarray) -> dict[str, float]:
@@ -130,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--init", type=Path, help="start from this state (model.pt of an earlier run)")
+    parser.add_argument("--from-shipped", type=Path, metavar="FOLDER",
+                        help="fine-tune the network shipped in FOLDER (seed_counter.onnx + seed_model_default.json; "
+                             "batch normalisation stays folded)")
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--out", type=Path, required=True, help="folder for seed_counter.onnx/.json")
     args = parser.parse_args(argv)
@@ -158,8 +195,11 @@ def main(argv: list[str] | None = None) -> int:
     weight = 1.0 / np.sqrt(np.maximum(freq[y], 1.0))
     weight /= weight.sum()
 
-    trunk, head = build(torch, args.width)
+    trunk, head = build(torch, args.width, fused=args.from_shipped is not None)
     model = torch.nn.Sequential(trunk, head)
+    if args.from_shipped:
+        load_shipped(torch, trunk, head, args.from_shipped / "seed_counter.onnx",
+                     args.from_shipped / "seed_model_default.json")
     if args.init:
         model.load_state_dict(torch.load(args.init))
     steps_per_epoch = len(y) // args.batch
@@ -172,6 +212,13 @@ def main(argv: list[str] | None = None) -> int:
             out = [torch.softmax(model(torch.from_numpy(x[i : i + 512])), 1).numpy() for i in range(0, len(x), 512)]
         return np.concatenate(out)
 
+    def report(title: str) -> None:
+        scores = {name: evaluate(predict(x), yy) for name, (x, yy) in sets.items()}
+        print(title + " " + " | ".join(f"{n}: " + ", ".join(f"{k} {v:.3f}" for k, v in r.items())
+                                       for n, r in scores.items()), flush=True)
+
+    if args.from_shipped or args.init:
+        report("before training")
     for epoch in range(args.epochs):
         model.train()
         t0 = time.time()
@@ -186,10 +233,7 @@ def main(argv: list[str] | None = None) -> int:
             opt.step()
             sched.step()
             total += float(loss.detach())
-        report = {name: evaluate(predict(x), yy) for name, (x, yy) in sets.items()}
-        print(f"epoch {epoch + 1}/{args.epochs} loss {total / steps_per_epoch:.3f} ({time.time() - t0:.0f} s) "
-              + " | ".join(f"{n}: " + ", ".join(f"{k} {v:.3f}" for k, v in r.items()) for n, r in report.items()),
-              flush=True)
+        report(f"epoch {epoch + 1}/{args.epochs} loss {total / steps_per_epoch:.3f} ({time.time() - t0:.0f} s)")
 
     # Temperature of the softmax, chosen on the validation sets (never the unseen style).
     model.eval()
