@@ -523,12 +523,14 @@ class Tracker:
         self._memo = (memo_key, result)
         return result
 
-    def _misread_shifts(self, observed: Sequence[int], board: Sequence[int], max_pits: int) -> tuple[int, ...] | None:
+    def _misread_shifts(self, observed: Sequence[int], board: Sequence[int],
+                        max_pits: int | None = None) -> tuple[int, ...] | None:
         """``observed`` - ``board`` per pit, taken as misreads of an untouched board; None when more
-        pits differ than ``max_pits``, or any by more seeds than misreads do (``misread_max_shift``)."""
+        pits differ than ``max_pits`` (default ``misread_max_pits``), or any by more seeds than
+        misreads do (``misread_max_shift``)."""
         shifts = tuple(o - p for o, p in zip(observed, board, strict=True))
         off = [r for r in shifts if r]
-        if len(off) > max_pits or any(abs(r) > self.config.misread_max_shift for r in off):
+        if len(off) > (self.config.misread_max_pits if max_pits is None else max_pits) or any(abs(r) > self.config.misread_max_shift for r in off):
             return None
         return shifts
 
@@ -547,7 +549,7 @@ class Tracker:
         if observed is None:
             return False
         lost = sum(observed) != sum(self.position.board)
-        max_pits = self.config.misread_max_pits_explained if explained and lost else self.config.misread_max_pits
+        max_pits = self.config.misread_max_pits_explained if explained and lost else None
         shifts = self._misread_shifts(observed, self.position.board, max_pits)
         if shifts is None:
             return False
@@ -680,15 +682,14 @@ class Tracker:
             boards = [start.board] + [o.position.board for o in outcomes]
             total = score_board(evidence[0][1], boards[0]) - self._standard_prior_lost(initial.board, start.board)
             for (n_before, _), counts_before, (n, rows) in zip(evidence, seen, evidence[1:], strict=False):
-                bias = self._misread_shifts(counts_before, boards[n_before], self.config.misread_max_pits)
+                bias = self._misread_shifts(counts_before, boards[n_before])
                 total += board_scorer(rows, boards[n_before], bias)(boards[n])
             return total, outcomes, boards
 
         def judge(start: Position, outcomes: list[Outcome], boards: list[tuple[int, ...]]) -> Reconciliation:
             """This reading from the game's position, with the misreads the last reading showed."""
             return reconcile(outcomes[-1].position if outcomes else start, observation, self.rules, config=config,
-                             cache=cache, bias=self._misread_shifts(seen[-1], boards[evidence[-1][0]],
-                                                                   self.config.misread_max_pits))
+                             cache=cache, bias=self._misread_shifts(seen[-1], boards[evidence[-1][0]]))
 
         played = replay(initial)
         if played is None:
