@@ -6,7 +6,8 @@ import cv2
 import numpy as np
 import pytest
 
-from omweso_cam.vision.evaluate import corner_error
+from omweso_cam.resources import samples_dir
+from omweso_cam.vision.evaluate import corner_error, find_examples
 from omweso_cam.vision.localise import (
     CornersError,
     LocaliseConfig,
@@ -17,6 +18,7 @@ from omweso_cam.vision.localise import (
     order_corners,
     parse_corners,
 )
+from omweso_cam.vision.pipeline import load_image
 from omweso_cam.vision.rectify import board_aspect
 from tests.vision.drawn import draw_board
 
@@ -272,6 +274,26 @@ def test_a_side_without_an_edge_of_its_own_takes_the_opposite_margin() -> None:
     # where the board ends (boards are symmetric).
     image, truth = _scan_render("default", 1_600_013, "set-up")
     _assert_board_found_within(image, truth.corners_px, 0.01)
+
+
+@pytest.mark.parametrize(("style", "seed", "kind"), [("randomised", 3_220_007, "set-up"), ("default", 3_300_030, "heaped")])
+def test_an_edge_seen_only_as_a_change_of_hue_is_found_by_colour(style: str, seed: int, kind: str) -> None:
+    # Renders where a side's top-face edge shows little grey-level step against what lies beyond
+    # it (a dark grey board's shadow on a brown table; a thick board's side face seen 33 degrees
+    # from vertical): the grey gradient gave that side no edge or one far out, and the opposite
+    # margins disagreed (3.1% and 7.0% of the diagonal off). Looked at again with the colour's
+    # own gradient, both sides' margins agree.
+    image, truth = _scan_render(style, seed, kind)
+    _assert_board_found_within(image, truth.corners_px, 0.01)
+
+
+def test_a_shadow_as_dark_as_the_board_is_not_taken_for_its_top_face() -> None:
+    # Sample still 33: a dark board whose West side casts a shadow of the board's own lightness
+    # but greyer; the outline took in the shadow (2.6% of the diagonal off).
+    example = next(e for e in find_examples(samples_dir() / "stills") if e.image.name == "still_033.jpg")
+    image, problem = load_image(str(example.image))
+    assert image is not None, problem
+    _assert_board_found_within(image, np.asarray(example.truth["corners_px"]), 0.01)
 
 
 def test_a_board_seen_at_45_degrees_is_found_from_its_elliptical_pits() -> None:
