@@ -116,6 +116,8 @@ class LocaliseConfig:
     min_plumb_points: int = 8  # a side takes part in the lens fit with at least this many edge points
     min_plumb_sides: int = 3  # ... and at least this many sides must
     max_lens_k: float = 0.5  # radial coefficients searched (division model, radius in units of the longer side)
+    lens_search_steps: int = 5  # the sides' lines are looked for under this many distortions each way, and none
+    min_lens_gain_points: int = 4  # ... and under a distortion only if it puts this many more edge points on lines
     min_straightening_px: float = 0.15  # the lens must bring the sides' RMS off-line distance down by this much
     max_straightened_ratio: float = 0.8  # ... and to at most this share of what it was
     edge_step_of_pitch: float = 0.025  # board-edge search step outward from the pits, of the pit pitch
@@ -843,10 +845,16 @@ def _board_outline(images: _EdgeImages, lattice_to_image: np.ndarray, config: Lo
     better and 43 worse). Chosen on those renders and the sample stills (corners within 1% of
     the diagonal 170 -> 177 of 227 outlines, 12 better, none worse); checked on 2 x 180 renders
     nobody had looked at (3200001+, 3300001+): 130 -> 131 of 175 and 127 -> 131 of 174, 16
-    better, 5 worse (by at most 0.7% of the diagonal). A wide-angle lens bows the sides: one radial distortion
-    shared by all of them is fitted so that they come out straight
-    (:func:`_plumb_line_lens`), and the corners are where the straightened sides meet,
-    distorted back. A side without enough edge points falls back to the
+    better, 5 worse (by at most 0.7% of the diagonal). A wide-angle lens bows the sides: the
+    lines are looked for under the distortion that lines up the most edge points
+    (:func:`_lens_lining_up`; a straight line meets a bowed side along part of it only), one
+    radial distortion shared by all sides is then fitted to the chosen lines' points so that
+    they come out straight (:func:`_plumb_line_lens`), and the corners are where the
+    straightened sides meet, distorted back. Looking for the lines under a distortion (since
+    2026-11-30, chosen on renders 3100001+ and the stills): within 1% 177 -> 182 of 227, 10
+    better, 4 worse; on 3200001+ 131 -> 131 (9 better, 2 worse), on 3300001+ 131 -> 133 (8
+    better, 1 worse); on the three sets, boards with the strongest barrel distortion (k1 < -0.15) 64
+    -> 68% within 1%, against 89% for boards with hardly any. A side without enough edge points falls back to the
     lattice-parallel line of :func:`_board_edges`, unless that lies far from the
     opposite side's edge line (``max_fallback_margin_difference_of_pitch``): then it
     takes the opposite side's margin. Boards are symmetric, and what a side without an
@@ -860,9 +868,12 @@ def _board_outline(images: _EdgeImages, lattice_to_image: np.ndarray, config: Lo
     ~0.25 pitch between opposite sides (pit centres seen at a tilt).
     """
     gx, gy, lab = images.gx, images.gy, images.lab
+    h, w = gx.shape
     reference = _surface_colour(lab, lattice_to_image)
-    candidates = [_edge_candidates(gx, gy, lab, reference, lattice_to_image, np.array(a), np.array(b), np.array(outward),
-                             config) for (a, b), outward in _SIDES]
+    points = [_edge_points(gx, gy, lab, reference, lattice_to_image, np.array(a), np.array(b), np.array(outward), config)
+              for (a, b), outward in _SIDES]
+    bowed = _lens_lining_up(points, (w, h), config)
+    candidates = [_edge_candidates(found, bowed, config) for found in points]
     chosen: list[_EdgeCandidate | None] = [None] * 4
     for first, second in ((0, 2), (1, 3)):
         chosen[first], chosen[second] = _choose_edges(candidates[first], candidates[second], config)
@@ -871,8 +882,9 @@ def _board_outline(images: _EdgeImages, lattice_to_image: np.ndarray, config: Lo
             # a shadow as light as the board's top, but of another colour), which the grey-level
             # gradient misses. Look again with the colour's own gradient; taken only if the margins
             # then agree, as searching everywhere by colour also finds the table's pattern.
-            again = [_edge_candidates(gx, gy, lab, reference, lattice_to_image, np.array(_SIDES[k][0][0]),
-                                      np.array(_SIDES[k][0][1]), np.array(_SIDES[k][1]), config, by_colour=True)
+            again = [_edge_candidates(_edge_points(gx, gy, lab, reference, lattice_to_image, np.array(_SIDES[k][0][0]),
+                                                   np.array(_SIDES[k][0][1]), np.array(_SIDES[k][1]), config,
+                                                   by_colour=True), bowed, config)
                      for k in (first, second)]
             by_colour = _choose_edges(again[0], again[1], config)
             if _alike(*by_colour, config):
@@ -894,7 +906,6 @@ def _board_outline(images: _EdgeImages, lattice_to_image: np.ndarray, config: Lo
             img = cv2.perspectiveTransform(ends.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
             line = _Edge.line(img[0], img[1])
         lines.append(line)
-    h, w = gx.shape
     lens = _plumb_line_lens([line.points for line in lines], (w, h), config)
     corners = _corners_of(lines, lens)
     if corners is None:
@@ -919,12 +930,12 @@ def _surface_colour(lab: np.ndarray, lattice_to_image: np.ndarray) -> np.ndarray
     return np.asarray(np.median(lab[ys, xs], axis=0))
 
 
-def _edge_candidates(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.ndarray, lattice_to_image: np.ndarray,
-               a: np.ndarray, b: np.ndarray, outward: np.ndarray, config: LocaliseConfig, *,
-               by_colour: bool = False) -> list[_EdgeCandidate]:
-    """Candidate top-face edges of one side (edge points in image px and their line), innermost first;
-    empty when too few edge points agree. Edge points are peaks of the grey level's gradient across
-    the side, or with ``by_colour`` of the larger of it and the Lab colour's gradient."""
+def _edge_points(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.ndarray, lattice_to_image: np.ndarray,
+                 a: np.ndarray, b: np.ndarray, outward: np.ndarray, config: LocaliseConfig, *,
+                 by_colour: bool = False) -> _EdgePoints:
+    """The points on one side's profiles where an edge has the surface's colour inside and another
+    colour outside: peaks of the grey level's gradient across the side, or with ``by_colour`` of
+    the larger of it and the Lab colour's gradient."""
     h, w = gx.shape
     step = config.profile_step_of_pitch
     offsets = np.arange(-0.15, config.max_margin_of_pitch + 1e-9, step)
@@ -966,11 +977,19 @@ def _edge_candidates(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference:
                 denom = gi[k - 1] - 2 * gi[k] + gi[k + 1]
                 frac = 0.5 * (gi[k - 1] - gi[k + 1]) / denom if denom < 0 else 0.0
                 found.append((i, k, pts[i, k] + np.clip(frac, -0.5, 0.5) * (pts[i, k + 1] - pts[i, k - 1]) / 2))
-    if len(found) < config.min_edge_points:
+    k_mid = int(np.median([f[1] for f in found])) if found else len(offsets) // 2
+    return _EdgePoints(np.array([f[2] for f in found], np.float64).reshape(-1, 2), np.array([f[0] for f in found], int),
+                       offsets[np.array([f[1] for f in found], int)], np.array([pts[0, k_mid], pts[-1, k_mid]]), len(ts))
+
+
+def _edge_candidates(found: _EdgePoints, lens: _Lens, config: LocaliseConfig) -> list[_EdgeCandidate]:
+    """Candidate top-face edges of one side (edge points in image px and their line), innermost first;
+    empty when too few edge points agree. Lines are straight once ``lens`` undoes the distortion."""
+
+    if len(found.points) < config.min_edge_points:
         return []
-    profile = np.array([f[0] for f in found])
-    offset_index = np.array([f[1] for f in found])
-    edge = np.array([f[2] for f in found])
+    profile, raw = found.profile, found.points
+    edge = lens.undistort(raw)
     # Line hypotheses through pairs of points on different profiles, nearly parallel to the
     # lattice's own prediction of the side; support = number of profiles with a point on it.
     # The top face's edge is straight along the whole side; grain lines and seeds are not.
@@ -979,8 +998,8 @@ def _edge_candidates(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference:
     i_idx, j_idx = i_idx[keep], j_idx[keep]
     d = edge[j_idx] - edge[i_idx]
     norm = np.linalg.norm(d, axis=1)
-    k_mid = int(np.median(offset_index))
-    predicted = pts[-1, k_mid] - pts[0, k_mid]
+    ends = lens.undistort(found.ends)
+    predicted = ends[1] - ends[0]
     predicted /= max(float(np.linalg.norm(predicted)), 1e-9)
     cos = np.abs(d @ predicted) / np.maximum(norm, 1e-9)
     keep = (norm > 1e-6) & (cos >= np.cos(np.deg2rad(config.max_edge_turn_deg)))
@@ -990,24 +1009,69 @@ def _edge_candidates(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference:
     normals = np.stack([-d[:, 1], d[:, 0]], axis=1) / norm[:, None]
     near = np.abs(np.einsum("mk,pk->mp", normals, edge) - np.sum(normals * edge[i_idx], axis=1)[:, None])
     inliers = near < config.edge_line_tolerance_px
-    onehot = np.zeros((len(edge), len(ts)))
+    onehot = np.zeros((len(edge), found.profiles))
     onehot[np.arange(len(edge)), profile] = 1.0
     support = ((inliers.astype(np.float64) @ onehot) > 0).sum(axis=1)
-    if support.max() < max(config.min_edge_points, config.min_edge_inlier_frac * len(ts)):
+    if support.max() < max(config.min_edge_points, config.min_edge_inlier_frac * found.profiles):
         return []
     # Every distinct supported line is a candidate; the caller prefers, among the well-supported
     # ones, the innermost (the side face's edges lie further out).
     counted = inliers.sum(axis=1)
-    depth = (inliers.astype(np.float64) @ offsets[offset_index]) / np.maximum(counted, 1)
+    depth = (inliers.astype(np.float64) @ found.depth_of_pitch) / np.maximum(counted, 1)
     candidates: list[_EdgeCandidate] = []
     for m in np.argsort(-support, kind="stable"):
         if support[m] < config.edge_candidate_keep * support.max():
             break
         if any(abs(depth[m] - c.depth_of_pitch) < config.candidate_separation_of_pitch for c in candidates):
             continue
-        candidates.append(_EdgeCandidate(_Edge.through(edge[inliers[m]]), float(depth[m]),
+        candidates.append(_EdgeCandidate(_Edge.through(raw[inliers[m]]), float(depth[m]),
                                          float(support[m] / support.max())))
     return sorted(candidates, key=lambda c: c.depth_of_pitch)
+
+
+@dataclass(frozen=True, eq=False)
+class _EdgePoints:
+    """The edge points seen on one side's profiles (image px), which profile and how far out each is."""
+
+    points: np.ndarray  # (n, 2)
+    profile: np.ndarray  # (n,) index of the profile each point lies on
+    depth_of_pitch: np.ndarray  # (n,) beyond the outer pit cells, in pit pitches
+    ends: np.ndarray  # (2, 2) the lattice's prediction of the side (image px): its first and last profile
+    profiles: int  # profiles looked along
+
+
+def _line_support(found: _EdgePoints, lens: _Lens, config: LocaliseConfig) -> int:
+    """The most edge points on one straight line near the lattice's direction of the side, once ``lens``
+    undoes the distortion (a cheap stand-in for :func:`_edge_candidates`'s line search)."""
+    if len(found.points) < 2:
+        return len(found.points)
+    u = lens.undistort(found.points)
+    ends = lens.undistort(found.ends)
+    d = ends[1] - ends[0]
+    base = np.arctan2(d[1], d[0])
+    turns = base + np.deg2rad(np.linspace(-config.max_edge_turn_deg, config.max_edge_turn_deg, 33))
+    normals = np.stack([-np.sin(turns), np.cos(turns)], axis=1)
+    across = np.sort(normals @ u.T, axis=1)  # (turns, points)
+    within = (across[:, None, :] >= across[:, :, None]) & (across[:, None, :] <= across[:, :, None]
+                                                           + 2.0 * config.edge_line_tolerance_px)
+    return int(within.sum(axis=2).max())
+
+
+def _lens_lining_up(sides: list[_EdgePoints], image_size: tuple[int, int], config: LocaliseConfig) -> _Lens:
+    """The radial distortion under which the most edge points of the four sides lie on straight lines.
+
+    A wide-angle lens bows the board's sides: a straight line then meets a side only along
+    part of it, and the plumb-line fit (:func:`_plumb_line_lens`), fed those points, finds
+    them straight already. So the sides' lines are looked for under a few distortions first;
+    none unless one lines up clearly more points (``min_lens_gain_points``)."""
+    w, h = image_size
+    none = _Lens((w / 2.0, h / 2.0), float(max(w, h)))
+    ks = np.linspace(-config.max_lens_k, config.max_lens_k, 2 * config.lens_search_steps + 1)
+    scores = np.array([sum(_line_support(side, replace(none, k=float(k)), config) for side in sides) for k in ks])
+    best = int(np.argmax(scores - 1e-3 * np.abs(ks)))  # ties: the smaller distortion
+    if scores[best] < scores[len(ks) // 2] + config.min_lens_gain_points:
+        return none
+    return replace(none, k=float(ks[best]))
 
 
 @dataclass(frozen=True, eq=False)
