@@ -853,9 +853,10 @@ def _board_outline(images: _EdgeImages, lattice_to_image: np.ndarray, config: Lo
     straightened sides meet, distorted back. Looking for the lines under a distortion (since
     2026-11-30, chosen on renders 3100001+ and the stills): within 1% 177 -> 182 of 227, 10
     better, 4 worse; on 3200001+ 131 -> 131 (9 better, 2 worse), on 3300001+ 131 -> 133 (8
-    better, 1 worse); on the three sets, boards with the strongest barrel distortion (k1 < -0.15) 64
-    -> 68% within 1%, against 89% for boards with hardly any. A side without enough edge points falls back to the
-    lattice-parallel line of :func:`_board_edges`, unless that lies far from the
+    better, 1 worse); on the three sets, boards with the strongest barrel distortion
+    (k1 < -0.15) 64 -> 68% within 1%, against 89% for boards with hardly any. A side
+    without enough edge points falls back to the lattice-parallel line of
+    :func:`_board_edges`, unless that lies far from the
     opposite side's edge line (``max_fallback_margin_difference_of_pitch``): then it
     takes the opposite side's margin. Boards are symmetric, and what a side without an
     edge of its own shows instead is a shadow, the side face, a hand or the table.
