@@ -871,8 +871,13 @@ def _board_outline(images: _EdgeImages, lattice_to_image: np.ndarray, config: Lo
     gx, gy, lab = images.gx, images.gy, images.lab
     h, w = gx.shape
     reference = _surface_colour(lab, lattice_to_image)
-    points = [_edge_points(gx, gy, lab, reference, lattice_to_image, np.array(a), np.array(b), np.array(outward), config)
-              for (a, b), outward in _SIDES]
+
+    def side_points(k: int, *, by_colour: bool = False) -> _EdgePoints:
+        (a, b), outward = _SIDES[k]
+        return _edge_points(gx, gy, lab, reference, lattice_to_image, np.array(a), np.array(b), np.array(outward),
+                            config, by_colour=by_colour)
+
+    points = [side_points(k) for k in range(4)]
     bowed = _lens_lining_up(points, (w, h), config)
     candidates = [_edge_candidates(found, bowed, config) for found in points]
     chosen: list[_EdgeCandidate | None] = [None] * 4
@@ -883,10 +888,7 @@ def _board_outline(images: _EdgeImages, lattice_to_image: np.ndarray, config: Lo
             # a shadow as light as the board's top, but of another colour), which the grey-level
             # gradient misses. Look again with the colour's own gradient; taken only if the margins
             # then agree, as searching everywhere by colour also finds the table's pattern.
-            again = [_edge_candidates(_edge_points(gx, gy, lab, reference, lattice_to_image, np.array(_SIDES[k][0][0]),
-                                                   np.array(_SIDES[k][0][1]), np.array(_SIDES[k][1]), config,
-                                                   by_colour=True), bowed, config)
-                     for k in (first, second)]
+            again = [_edge_candidates(side_points(k, by_colour=True), bowed, config) for k in (first, second)]
             by_colour = _choose_edges(again[0], again[1], config)
             if _alike(*by_colour, config):
                 chosen[first], chosen[second] = by_colour
@@ -986,7 +988,6 @@ def _edge_points(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.
 def _edge_candidates(found: _EdgePoints, lens: _Lens, config: LocaliseConfig) -> list[_EdgeCandidate]:
     """Candidate top-face edges of one side (edge points in image px and their line), innermost first;
     empty when too few edge points agree. Lines are straight once ``lens`` undoes the distortion."""
-
     if len(found.points) < config.min_edge_points:
         return []
     profile, raw = found.profile, found.points
