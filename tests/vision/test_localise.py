@@ -145,9 +145,14 @@ def _assert_board_found_within(image: np.ndarray, corners: np.ndarray, tolerance
     assert err < tolerance, f"corner error {err:.4f} of the diagonal"
 
 
-def _assert_sample_still_found_within(name: str, tolerance: float) -> None:
-    """find_board finds the board of sample still ``name`` with its corners within ``tolerance`` of the diagonal."""
-    example = next(e for e in find_examples(samples_dir() / "stills") if e.image.name == name)
+def _found_within(case: str | tuple[str, int, str], tolerance: float) -> None:
+    """find_board finds the board of a sample still (its file name) or of a scan render (style, seed,
+    kind) with its corners within ``tolerance`` of the diagonal."""
+    if isinstance(case, tuple):
+        image, truth = _scan_render(*case)
+        _assert_board_found_within(image, truth.corners_px, tolerance)
+        return
+    example = next(e for e in find_examples(samples_dir() / "stills") if e.image.name == case)
     image, problem = load_image(str(example.image))
     assert image is not None, problem
     _assert_board_found_within(image, np.asarray(example.truth["corners_px"]), tolerance)
@@ -284,47 +289,38 @@ def test_a_side_without_an_edge_of_its_own_takes_the_opposite_margin() -> None:
     _assert_board_found_within(image, truth.corners_px, 0.01)
 
 
-@pytest.mark.parametrize(("style", "seed", "kind"), [("randomised", 3_220_007, "set-up"), ("default", 3_300_030, "heaped")])
-def test_an_edge_seen_only_as_a_change_of_hue_is_found_by_colour(style: str, seed: int, kind: str) -> None:
+@pytest.mark.parametrize("case", [("randomised", 3_220_007, "set-up"), ("default", 3_300_030, "heaped")])
+def test_an_edge_seen_only_as_a_change_of_hue_is_found_by_colour(case: tuple[str, int, str]) -> None:
     # Renders where a side's top-face edge shows little grey-level step against what lies beyond
     # it (a dark grey board's shadow on a brown table; a thick board's side face seen 33 degrees
     # from vertical): the grey gradient gave that side no edge or one far out, and the opposite
     # margins disagreed (3.1% and 7.0% of the diagonal off). Looked at again with the colour's
     # own gradient, both sides' margins agree.
-    image, truth = _scan_render(style, seed, kind)
-    _assert_board_found_within(image, truth.corners_px, 0.01)
+    _found_within(case, 0.01)
 
 
 def test_a_shadow_as_dark_as_the_board_is_not_taken_for_its_top_face() -> None:
     # Sample still 33: a dark board whose West side casts a shadow of the board's own lightness
     # but greyer; the outline took in the shadow (2.6% of the diagonal off).
-    _assert_sample_still_found_within("still_033.jpg", 0.01)
+    _found_within("still_033.jpg", 0.01)
 
 
-@pytest.mark.parametrize("case", ["still_014.jpg", "render"])
-def test_sides_bowed_by_a_wide_angle_lens_are_looked_for_under_its_distortion(case: str) -> None:
+@pytest.mark.parametrize("case", ["still_014.jpg", ("default", 3_100_033, "heaped")])
+def test_sides_bowed_by_a_wide_angle_lens_are_looked_for_under_its_distortion(case: str | tuple[str, int, str]) -> None:
     # Barrel distortion (the renderer's k1 -0.24 and -0.22): a straight line met each bowed
     # side only along part of it, so the plumb-line fit, given those points, found the sides
     # straight already and the corners came out 2.1% and 4.7% of the diagonal off. The lines
     # are now looked for under the distortion that lines up the most edge points.
-    if case == "render":
-        image, truth = _scan_render("default", 3_100_033, "heaped")
-        _assert_board_found_within(image, truth.corners_px, 0.01)
-        return
-    _assert_sample_still_found_within(case, 0.01)
+    _found_within(case, 0.01)
 
 
-@pytest.mark.parametrize("case", ["still_026.jpg", "render"])
-def test_a_line_turned_across_the_side_is_not_taken_for_its_edge(case: str) -> None:
+@pytest.mark.parametrize("case", ["still_026.jpg", ("unseen", 3_110_023, "mid-game")])
+def test_a_line_turned_across_the_side_is_not_taken_for_its_edge(case: str | tuple[str, int, str]) -> None:
     # A grain line crossing the side at a small angle gathered as many edge points as the
     # board's edge and was taken for it: one end of the side inside the board, the other
     # outside (1.5% and 2.0% of the diagonal off). The pit lattice predicts a side's direction
     # well enough to allow it 2 degrees of turn instead of 4.
-    if case == "render":
-        image, truth = _scan_render("unseen", 3_110_023, "mid-game")
-        _assert_board_found_within(image, truth.corners_px, 0.01)
-        return
-    _assert_sample_still_found_within(case, 0.01)
+    _found_within(case, 0.01)
 
 
 def test_a_board_seen_at_45_degrees_is_found_from_its_elliptical_pits() -> None:
