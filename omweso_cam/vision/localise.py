@@ -103,12 +103,11 @@ class LocaliseConfig:
     min_edge_inlier_frac: float = 0.3
     edge_line_tolerance_px: float = 1.5  # RANSAC inlier distance at the pit-search scale
     min_edge_colour_step: float = 6.0  # Lab units: an edge point's outside must differ this much more from the surface
-    # A side's edge may turn this much from the pit lattice's prediction. 4 until 2026-11-30: a
-    # grain line crossing a side at a slight angle then won as often as the edge. With 2 (chosen
-    # among 1-4 on renders 3100001+ and the stills: within 1% 182 -> 186 of 227, 10 better, 3
-    # worse), checked on 3200001+ and 3300001+: 131 -> 131 and 133 -> 136, 13 better, 5 worse,
-    # one board more found; on the benchmark's scan (1100001+) one board fewer found.
-    max_edge_turn_deg: float = 2.0
+    # A side's edge may turn this much from the pit lattice's prediction. 2 was tried (2026-11-30):
+    # within 1% on renders 3100001+ and the stills 182 -> 186, but on renders nobody had tuned on
+    # (3200001+, 3300001+, the benchmark's scan 1100001+) 131, 133, 143 -> 131, 136, 141, one board
+    # more found on one set and one fewer on another, with single outlines 2-3% worse either way.
+    max_edge_turn_deg: float = 4.0
     edge_support_keep: float = 0.8  # lines with this share of the best support compete on being innermost
     edge_candidate_keep: float = 0.4  # lines with this share of it may still win for alike opposite margins
     rim_margin: float = 0.6  # summed rim coherence (32 nodes) by which a lattice placement must win (~0.15 a node of a column)

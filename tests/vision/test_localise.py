@@ -314,15 +314,6 @@ def test_sides_bowed_by_a_wide_angle_lens_are_looked_for_under_its_distortion(ca
     _found_within(case, 0.01)
 
 
-@pytest.mark.parametrize("case", ["still_026.jpg", ("unseen", 3_110_023, "mid-game")])
-def test_a_line_turned_across_the_side_is_not_taken_for_its_edge(case: str | tuple[str, int, str]) -> None:
-    # A grain line crossing the side at a small angle gathered as many edge points as the
-    # board's edge and was taken for it: one end of the side inside the board, the other
-    # outside (1.5% and 2.0% of the diagonal off). The pit lattice predicts a side's direction
-    # well enough to allow it 2 degrees of turn instead of 4.
-    _found_within(case, 0.01)
-
-
 def test_a_board_seen_at_45_degrees_is_found_from_its_elliptical_pits() -> None:
     # A camera 45 degrees from vertical sees the pits as ellipses (0.7 as high as wide) that
     # the circle finder missed: no board. Searched again on the image stretched upright
