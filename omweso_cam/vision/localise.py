@@ -1004,9 +1004,7 @@ def _edge_candidates(found: _EdgePoints, lens: _Lens, config: LocaliseConfig) ->
     i_idx, j_idx = i_idx[keep], j_idx[keep]
     d = edge[j_idx] - edge[i_idx]
     norm = np.linalg.norm(d, axis=1)
-    ends = lens.undistort(found.ends)
-    predicted = ends[1] - ends[0]
-    predicted /= max(float(np.linalg.norm(predicted)), 1e-9)
+    predicted = found.direction(lens)
     cos = np.abs(d @ predicted) / np.maximum(norm, 1e-9)
     keep = (norm > 1e-6) & (cos >= np.cos(np.deg2rad(config.max_edge_turn_deg)))
     if not keep.any():
@@ -1045,6 +1043,12 @@ class _EdgePoints:
     ends: np.ndarray  # (2, 2) the lattice's prediction of the side (image px): its first and last profile
     profiles: int  # profiles looked along
 
+    def direction(self, lens: _Lens) -> np.ndarray:
+        """The lattice's predicted direction of the side (unit vector) once ``lens`` undoes the distortion."""
+        ends = lens.undistort(self.ends)
+        d = ends[1] - ends[0]
+        return np.asarray(d / max(float(np.linalg.norm(d)), 1e-9))
+
 
 def _line_support(found: _EdgePoints, lens: _Lens, config: LocaliseConfig) -> int:
     """The most edge points on one straight line near the lattice's direction of the side, once ``lens``
@@ -1052,8 +1056,7 @@ def _line_support(found: _EdgePoints, lens: _Lens, config: LocaliseConfig) -> in
     if len(found.points) < 2:
         return len(found.points)
     u = lens.undistort(found.points)
-    ends = lens.undistort(found.ends)
-    d = ends[1] - ends[0]
+    d = found.direction(lens)
     base = np.arctan2(d[1], d[0])
     turns = base + np.deg2rad(np.linspace(-config.max_edge_turn_deg, config.max_edge_turn_deg, 33))
     normals = np.stack([-np.sin(turns), np.cos(turns)], axis=1)
@@ -1103,8 +1106,7 @@ def _choose_edges(first: list[_EdgeCandidate], second: list[_EdgeCandidate], con
     if _alike(a, b, config) is not False:
         return a, b
     alike = [(abs(x.depth_of_pitch - y.depth_of_pitch), x.depth_of_pitch + y.depth_of_pitch, x, y)
-             for x in first for y in second
-             if abs(x.depth_of_pitch - y.depth_of_pitch) <= config.max_margin_difference_of_pitch]
+             for x in first for y in second if _alike(x, y, config)]
     if not alike:
         return a, b
     _, _, x, y = min(alike, key=lambda t: (round(t[0] / config.max_margin_difference_of_pitch, 1), t[1]))
