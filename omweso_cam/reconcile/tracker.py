@@ -528,9 +528,10 @@ class Tracker:
         """``observed`` - ``board`` per pit, taken as misreads of an untouched board; None when more
         pits differ than ``max_pits`` (default ``misread_max_pits``), or any by more seeds than
         misreads do (``misread_max_shift``)."""
+        limit = self.config.misread_max_pits if max_pits is None else max_pits
         shifts = tuple(o - p for o, p in zip(observed, board, strict=True))
         off = [r for r in shifts if r]
-        if len(off) > (self.config.misread_max_pits if max_pits is None else max_pits) or any(abs(r) > self.config.misread_max_shift for r in off):
+        if len(off) > limit or any(abs(r) > self.config.misread_max_shift for r in off):
             return None
         return shifts
 
