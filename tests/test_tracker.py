@@ -221,6 +221,18 @@ def test_a_board_read_seeds_short_in_many_pits_is_misread_not_set_up_otherwise()
     after = apply_move(START, "d1", SEED).position
     events = run(tracker, sown(_misread(after.board, **short), 3))
     assert plies(events) == ["d1"] and not [e for e in events if e.kind == "alarm"]
+    # The misreads stay with the pits d1 left alone: a hand over the board that moves nothing,
+    # then the same reading, is no illegal sowing (it was one when each ply forgot them).
+    events = run(tracker, sown(_misread(after.board, **short), 7))
+    assert not [e for e in events if e.kind == "alarm"] and tracker.phase == PLAYING
+    assert tracker.misreads == {square: 3 for square in short}
+    # North sows a4: the pits it leaves alone are still misread, the ones it changed are not.
+    north = apply_move(after, "a4", SEED).position
+    left = {s: c for s, c in short.items() if north.board[square_index(s)] == after.board[square_index(s)]}
+    assert 0 < len(left) < len(short)
+    events = run(tracker, sown(_misread(north.board, **left), 11))
+    assert plies(events) == ["a4"] and tracker.phase == PLAYING
+    assert tracker.misreads == {square: 3 for square in left}
 
 
 def test_an_untouched_board_unlike_the_confirmed_one_is_a_mismatch_until_a_hand_comes() -> None:
@@ -417,10 +429,13 @@ def test_no_alarm_on_counts_the_reader_itself_distrusts() -> None:
     assert [e.kind for e in events] == ["unreliable", "ply", "misreads"] and events[0].data["reason"] == reason
     assert plies(events) == ["d1"] and tracker.phase == PLAYING
     assert tracker.misreads == {"e2": wrong[square_index("e2")], "e3": wrong[square_index("e3")]}
-    # The next move, read as unreliably (another pit count in the reason): followed, no new event.
+    # The next move, read as unreliably (another pit count in the reason): followed, no new
+    # "unreliable" event. It leaves e2 and e3 alone, whose misreads were kept, and reads them
+    # as the position has them: those misreads are gone.
     nxt = apply_move(after, "a4", SEED).position
     events = run(tracker, far(sown(nxt.board, 20), reason.replace("25", "26")))
-    assert [e.kind for e in events] == ["ply"] and plies(events) == ["a4"]
+    assert [e.kind for e in events] == ["ply", "misreads"] and plies(events) == ["a4"]
+    assert events[1].data == {"pits": {}} and tracker.misreads == {}
     # The same wrong board read by a reader that trusts its counts is an alarm.
     assert [e.kind for e in run(Tracker(SEED, initial=START), sown(wrong, 4))] == ["alarm"]
 

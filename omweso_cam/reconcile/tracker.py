@@ -6,7 +6,7 @@ since the position was confirmed showed motion or a hand, a reading that differs
 it is a misread, never a sowing (legal or not). When it differs in a few pits by a seed
 or two, the tracker learns those pits' persistent misreads (a ``misreads`` event) and
 expects them for as long as a hypothesis leaves the pit's seeds in place
-(``scoring.board_scorer``); a bigger difference is reported once (``mismatch``: a
+(``scoring.board_scorer``), plies that leave the pit alone included; a bigger difference is reported once (``mismatch``: a
 wrongly confirmed position, or a camera that cannot read this board) and judged again
 after the next hand. It raises an alarm for an illegal sowing and then
 keeps the last legal position until the board is restored (or a legal successor
@@ -756,8 +756,26 @@ class Tracker:
                         tuple(alternatives), result)
         self.plies.append(ply)
         self.position = after
+        kept = self._unmoved_misreads(before.board, after.board)
         self._confirmed(after)
+        self._bias = kept
         return ply
+
+    def _unmoved_misreads(self, before: Sequence[int], after: Sequence[int]) -> tuple[int, ...] | None:
+        """The learnt misreads of the pits a ply left as they were (same count before and after).
+
+        The reader misreads a pit's heap the same way until a move changes it: on a blurred
+        board (seed 2028's purple film, 2026-11-30) seven pits of 4 read as 3 frame after frame.
+        Forgotten at each ply, they had to be learnt again from a reading of the new position
+        that also misread the pits the move had changed, which one reading in up to
+        ``misread_max_pits`` pits cannot be; the next reading after a hand was then an illegal
+        sowing. Kept, only the pits the move changed remain to be misread. A reading at the
+        commit that differs in few enough pits replaces them as before (:meth:`_learn_misreads`).
+        """
+        if self._bias is None:
+            return None
+        kept = tuple(r if b == a else 0 for r, b, a in zip(self._bias, before, after, strict=True))
+        return kept if any(kept) else None
 
     def _confirmed(self, position: Position) -> None:
         """``position`` is now the confirmed one: nothing has touched it or been misread yet."""
