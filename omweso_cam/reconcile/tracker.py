@@ -765,7 +765,7 @@ class Tracker:
         """The learnt misreads of the pits a ply left as they were (same count before and after).
 
         The reader misreads a pit's heap the same way until a move changes it: on a blurred
-        board (seed 2028's purple film, 2026-11-30) seven pits of 4 read as 3 frame after frame.
+        board (seed 2028's purple film, 2026-11-30) the same pits of 4 read as 3 frame after frame.
         Forgotten at each ply, they had to be learnt again from a reading of the new position
         that also misread the pits the move had changed, which one reading in up to
         ``misread_max_pits`` pits cannot be; the next reading after a hand was then an illegal
