@@ -72,7 +72,7 @@ class ReaderConfig:
     # own lightness: see _foreign_gaps); the board is "occluded" when occluded_gap_group such gaps
     # lie next to each other. A hand or sleeve covers neighbouring gaps; grain, a seed at a pit's
     # edge or noise makes single foreign gaps scattered over the board. Chosen on 240 renders
-    # (README, "Finding the board"): a group of 2 at distance 20 sees 73 of 110 hands instead of
+    # (docs/vision.md, "Finding the board"): a group of 2 at distance 20 sees 73 of 110 hands instead of
     # 55 and calls 4 of 130 clear boards occluded, as many as 3 gaps anywhere at 24 did.
     occluded_gap_group: int = 2
     gap_foreign_distance: float = 20.0
@@ -81,7 +81,7 @@ class ReaderConfig:
     # shade_chromaticity of the rim's, rgb shares) and leaves the pits' rims visible; a hand
     # hides the rims it covers. Such shaded gaps do not count when the least round rim of the
     # pits beside foreign gaps keeps shade_rim_ratio of the median of the other pits' rims.
-    # Chosen on 480 renders (README, "Finding the board").
+    # Chosen on 480 renders (docs/vision.md, "Finding the board").
     shade_chromaticity: float = 0.015
     shade_rim_ratio: float = 0.75
     # At corners given from outside, the localiser's pit lattice is used when its centre lies
