@@ -6,9 +6,9 @@ since the position was confirmed showed motion or a hand, a reading that differs
 it is a misread, never a sowing (legal or not). When it differs in a few pits by a seed
 or two, the tracker learns those pits' persistent misreads (a ``misreads`` event) and
 expects them for as long as a hypothesis leaves the pit's seeds in place
-(``scoring.board_scorer``), plies that leave the pit alone included; a bigger difference is reported once (``mismatch``: a
-wrongly confirmed position, or a camera that cannot read this board) and judged again
-after the next hand. It raises an alarm for an illegal sowing and then
+(``scoring.board_scorer``), also across plies that leave the pit alone; a bigger
+difference is reported once (``mismatch``: a wrongly confirmed position, or a camera
+that cannot read this board) and judged again after the next hand. It raises an alarm for an illegal sowing and then
 keeps the last legal position until the board is restored (or a legal successor
 appears, or the referee decides). It also reads the set-up, detects the first move,
 corrects a set-up it misread once a later move shows the misread (``setup_corrected``),
