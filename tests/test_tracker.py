@@ -235,6 +235,27 @@ def test_a_board_read_seeds_short_in_many_pits_is_misread_not_set_up_otherwise()
     assert tracker.misreads == {square: 3 for square in left}
 
 
+def test_seeds_put_into_a_pit_whose_misread_was_kept_across_a_ply_are_an_illegal_sowing() -> None:
+    # North's 4s read as 3 (learnt), South plays d1, which leaves them alone (kept). North
+    # then sows a4 but drops the seeds meant for b3 and c3 into b4: b4 holds 6 and reads 5,
+    # which the kept misread does not explain, as no legal move puts seeds there. (One seed
+    # dropped there fits the legal a4 within the alarm's margin, 4.1 of 4.5 nats: the
+    # reading holds five seeds too few, which the misreads explain and a board of 64 must
+    # pay for elsewhere.)
+    short = dict(a4=3, b4=3, c4=3, d4=3, e4=3, f4=3, g4=3)
+    tracker = Tracker(SEED, initial=START)
+    run(tracker, [observe(_misread(START.board, **short), frame_index=i) for i in range(3)])
+    after = apply_move(START, "d1", SEED).position
+    assert plies(run(tracker, sown(_misread(after.board, **short), 3))) == ["d1"]
+    assert tracker.misreads == {square: 3 for square in short}
+    board = list(apply_move(after, "a4", SEED).position.board)
+    board[square_index("b3")] -= 1
+    board[square_index("c3")] -= 1
+    board[square_index("b4")] += 2
+    seen = _misread(tuple(board), b4=5, c4=3, d4=3, e4=3, f4=3, g4=3)
+    assert [e.kind for e in run(tracker, sown(seen, 7))] == ["alarm"]
+
+
 def test_an_untouched_board_unlike_the_confirmed_one_is_a_mismatch_until_a_hand_comes() -> None:
     # Too many pits off to be misreads (a wrong set-up was confirmed): reported once, no
     # alarm, as nothing has touched the board ...
