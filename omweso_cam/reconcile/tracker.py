@@ -8,11 +8,12 @@ or two, the tracker learns those pits' persistent misreads (a ``misreads`` event
 expects them for as long as a hypothesis leaves the pit's seeds in place
 (``scoring.board_scorer``), also across plies that leave the pit alone; a bigger
 difference is reported once (``mismatch``: a wrongly confirmed position, or a camera
-that cannot read this board) and judged again after the next hand. It raises an alarm for an illegal sowing and then
-keeps the last legal position until the board is restored (or a legal successor
-appears, or the referee decides). It also reads the set-up, detects the first move,
-corrects a set-up it misread once a later move shows the misread (``setup_corrected``),
-ends games, keeps the match score with the rules engine's ``Match`` and times moves.
+that cannot read this board) and judged again after the next hand. It raises an alarm
+for an illegal sowing and then keeps the last legal position until the board is
+restored (or a legal successor appears, or the referee decides). It also reads the
+set-up, detects the first move, corrects a set-up it misread once a later move shows the
+misread (``setup_corrected``), ends games, keeps the match score with the rules engine's
+``Match`` and times moves.
 
 Every change is returned from :meth:`Tracker.update` (and the referee methods) as
 :class:`TrackerEvent` values, which the runner writes to the store and the event bus.
@@ -756,9 +757,7 @@ class Tracker:
                         tuple(alternatives), result)
         self.plies.append(ply)
         self.position = after
-        kept = self._unmoved_misreads(before.board, after.board)
-        self._confirmed(after)
-        self._bias = kept
+        self._confirmed(after, misreads=self._unmoved_misreads(before.board, after.board))
         return ply
 
     def _unmoved_misreads(self, before: Sequence[int], after: Sequence[int]) -> tuple[int, ...] | None:
@@ -777,10 +776,11 @@ class Tracker:
         kept = tuple(r if b == a else 0 for r, b, a in zip(self._bias, before, after, strict=True))
         return kept if any(kept) else None
 
-    def _confirmed(self, position: Position) -> None:
-        """``position`` is now the confirmed one: nothing has touched it or been misread yet."""
+    def _confirmed(self, position: Position, *, misreads: tuple[int, ...] | None = None) -> None:
+        """``position`` is now the confirmed one: nothing has touched it yet, and its only misreads
+        are ``misreads`` (those a ply carried over, see :meth:`_unmoved_misreads`)."""
         self._acted_on = ("position", position.board)
-        self._bias, self._disturbed, self._mismatch = None, False, None
+        self._bias, self._disturbed, self._mismatch = misreads, False, None
 
     def _ply_event(self, ply: PlyRecord, **extra: Any) -> TrackerEvent:
         return self._event("ply", n=ply.n, move=ply.move, side=ply.side.value, after=ply.after.notation(),
