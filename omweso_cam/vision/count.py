@@ -66,9 +66,6 @@ class SeedModel:
     """How pit crops turn into count likelihoods: the network's head, and how far to trust it.
 
     ``counter``: the network's last layer (its trunk is the shipped ONNX file it names).
-    ``small_counter``: the last layer for pits under ``small_below_px`` across in the image
-    (same trunk; fitted by ``benchmarks/fit_small_head.py`` on small pits, where the other
-    is overconfident: measured there); None reads every pit with ``counter``.
     ``outlier_share`` of the probability is spread evenly over 0..64 (a pit misread
     outright: a hidden heap, a glare), so one bad pit is never ruled out.
     """
@@ -78,30 +75,16 @@ class SeedModel:
     source: str = "default"
     examples: int = 0
     notes: dict[str, object] = field(default_factory=dict, compare=False)
-    small_counter: CounterHead | None = None
-    small_below_px: float = 36.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.counter, CounterHead):
             raise SeedModelError("a seed model needs the counting network's head")
         if not 0.0 <= self.outlier_share < 1.0:
             raise SeedModelError(f"outlier_share must be in [0, 1), got {self.outlier_share}")
-        if self.small_counter is not None and not isinstance(self.small_counter, CounterHead):
-            raise SeedModelError("small_counter must be a head of the counting network")
-        if not self.small_below_px > 0:
-            raise SeedModelError(f"small_below_px must be positive, got {self.small_below_px}")
-
-    def head_for(self, pit_diameter_px: float | None) -> CounterHead:
-        """The head that reads pits of this diameter in the image (None: not known, ``counter``)."""
-        if self.small_counter is not None and pit_diameter_px is not None and pit_diameter_px < self.small_below_px:
-            return self.small_counter
-        return self.counter
 
     def to_dict(self) -> dict[str, object]:
-        small = {"small_counter": self.small_counter.to_dict(), "small_below_px": self.small_below_px} \
-            if self.small_counter is not None else {}
         return {"counter": self.counter.to_dict(), "outlier_share": self.outlier_share, "source": self.source,
-                "examples": self.examples, **small, **({"notes": self.notes} if self.notes else {})}
+                "examples": self.examples, **({"notes": self.notes} if self.notes else {})}
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> SeedModel:
@@ -114,13 +97,8 @@ class SeedModel:
             raise SeedModelError("a seed model needs a 'counter' (the counting network's head)")
         try:
             notes = data.get("notes", {})
-            small = data.get("small_counter")
-            if small is not None and not isinstance(small, dict):
-                raise SeedModelError("small_counter must be a head (a JSON object)")
             return cls(
                 counter=CounterHead.from_dict(data["counter"]),  # type: ignore[arg-type]
-                small_counter=CounterHead.from_dict(small) if small is not None else None,
-                small_below_px=float(data.get("small_below_px", 36.0)),  # type: ignore[arg-type]
                 outlier_share=float(data.get("outlier_share", 0.02)),  # type: ignore[arg-type]
                 source=str(data.get("source", "file")),
                 examples=int(data.get("examples", 0)),  # type: ignore[call-overload]
@@ -318,16 +296,15 @@ def embed_crops(crops_bgr: np.ndarray, head: CounterHead, *, config: CountConfig
 
 
 def count_crops(crops_bgr: np.ndarray, *, model: SeedModel | None = None, config: CountConfig = CountConfig(),
-                views: Sequence[int] | None = None, pit_diameter_px: float | None = None) -> PitCounts:
+                views: Sequence[int] | None = None) -> PitCounts:
     """Count the seeds in canonical crops (N, S, S, 3): log-likelihoods with the outlier share mixed in.
 
     ``views`` (default: the first ``config.views``) are averaged in log-likelihood; a pit
     read in the first view with probability ``config.sure_probability`` or more is not
-    read in the others. ``pit_diameter_px``: how many pixels across the pits are in the
-    camera image they were cut from (chooses the model's head: :meth:`SeedModel.head_for`).
+    read in the others.
     """
     model = model or default_seed_model()
-    head = model.head_for(pit_diameter_px)
+    head = model.counter
     views = tuple(views) if views is not None else views_for(config.views)
     x = _head_input(crops_bgr, head, config)
     ll = head.log_probabilities(_embed_views(x, head, views[:1])[0])
@@ -347,20 +324,18 @@ def count_crops(crops_bgr: np.ndarray, *, model: SeedModel | None = None, config
 
 def count_seeds(rectified_bgr: np.ndarray, grid: PitGrid, *, model: SeedModel | None = None,
                 config: CountConfig = CountConfig(), camera_bgr: np.ndarray | None = None,
-                board_from_image: np.ndarray | None = None, views: Sequence[int] | None = None,
-                pit_diameter_px: float | None = None) -> PitCounts:
+                board_from_image: np.ndarray | None = None, views: Sequence[int] | None = None) -> PitCounts:
     """Count the seeds in all 32 pits of a board.
 
     With the camera image and the homography that rectified it, pits are cut from the
     camera image (:func:`pit_crops_from_image`: sharper seeds, and what the network
-    was trained on); else from the rectified board. ``pit_diameter_px``: see
-    :func:`count_crops`.
+    was trained on); else from the rectified board.
     """
     if camera_bgr is not None and board_from_image is not None:
         crops = pit_crops_from_image(camera_bgr, board_from_image, grid, config=config)
     else:
         crops = pit_crops(rectified_bgr, grid, config=config)
-    return count_crops(crops, model=model, config=config, views=views, pit_diameter_px=pit_diameter_px)
+    return count_crops(crops, model=model, config=config, views=views)
 
 
 # --------------------------------------------------------------------------- calibrating
@@ -381,9 +356,7 @@ def fit_seed_model(crops_bgr: np.ndarray, counts: list[int] | np.ndarray, *, con
     ways round). Fewer than ``min_refit_examples`` crops, or crops of fewer than
     ``min_refit_counts`` distinct counts (a known position such as the standard
     set-up: only 0s and 4s), keep ``base``: refitting on two counts was measured to
-    make every other count worse. ``notes`` says what was decided and why. A refitted
-    model reads every pit with its refitted head (no ``small_counter``): the examples come
-    from the rig's own camera, at its own pit size.
+    make every other count worse. ``notes`` says what was decided and why.
     """
     labels = np.asarray(counts, dtype=np.float64)
     if len(labels) != len(crops_bgr) or len(labels) == 0:
@@ -419,9 +392,8 @@ def fit_seed_model(crops_bgr: np.ndarray, counts: list[int] | np.ndarray, *, con
         notes["why"] = "a refitted head predicted held-out crops no better than the shipped one"
         return dataclasses.replace(reference, source=source, examples=len(y), notes=notes)
     notes["refitted"] = True
-    # The rig's own crops show its own pit size: the refitted head reads every pit of it.
     return dataclasses.replace(reference, counter=refit_head(embedding, y, head, pull=config.head_pull),
-                               small_counter=None, source=source, examples=len(y), notes=notes)
+                               source=source, examples=len(y), notes=notes)
 
 
 @functools.cache

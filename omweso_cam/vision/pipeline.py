@@ -326,11 +326,10 @@ class BoardReader:
         # Fewer views than eight: each frame turns to the next ones, so the still frames a
         # tracker averages see different views (count.CountConfig.views).
         views = views_for(self.config.count.views, frame_index * self.config.count.views)
-        across = pit_diameter_px(board, grid)
         pit_counts = count_seeds(board.image, grid, model=self.seed_model, config=self.config.count,
-                                 camera_bgr=image, board_from_image=board.board_from_image, views=views,
-                                 pit_diameter_px=across)
+                                 camera_bgr=image, board_from_image=board.board_from_image, views=views)
         t = lap("count", t)
+        across = pit_diameter_px(board, grid)
         unreliable = ""
         if across < self.config.min_pit_diameter_px:
             unreliable = (f"board small in the image: pits about {across:.0f} px across, counts are unreliable "

@@ -184,38 +184,6 @@ def test_labelled_crops_refit_the_head_only_when_it_helps_on_held_out_crops() ->
         np.testing.assert_array_equal(model.counter.weights, default_seed_model().counter.weights)
 
 
-def test_pits_small_in_the_image_are_read_by_the_small_pit_head() -> None:
-    import dataclasses
-
-    shipped = default_seed_model()
-    small = shipped.small_counter
-    assert small is not None  # fitted by benchmarks/fit_small_head.py
-    assert shipped.head_for(shipped.small_below_px - 1) is small
-    assert shipped.head_for(shipped.small_below_px) is shipped.counter
-    assert shipped.head_for(None) is shipped.counter  # crops of unknown size (count-crops, calibrate)
-    crops, _ = _drawn_crops(7)
-    as_main = dataclasses.replace(shipped, counter=small, small_counter=None)
-    np.testing.assert_allclose(count_crops(crops, pit_diameter_px=30.0).log_likelihoods,
-                               count_crops(crops, model=as_main).log_likelihoods)
-    np.testing.assert_allclose(count_crops(crops, pit_diameter_px=60.0).log_likelihoods,
-                               count_crops(crops).log_likelihoods)
-    assert not np.allclose(count_crops(crops, pit_diameter_px=30.0).log_likelihoods,
-                           count_crops(crops).log_likelihoods)
-
-
-def test_a_rigs_refitted_head_reads_every_pit_size() -> None:
-    rng = np.random.default_rng(9)
-    boards = [[int(c) for c in rng.integers(0, 9, 32)] for _ in range(3)]
-    parts = [_rendered(1_500_020, "unseen", b) for b in boards]
-    crops = np.concatenate([c for c, _ in parts])
-    counts = np.concatenate([n for _, n in parts])
-    model = fit_seed_model(crops, counts)
-    if model.notes["refitted"]:
-        assert model.small_counter is None and model.head_for(20.0) is model.counter
-    else:  # the shipped model kept as it is
-        assert model.small_counter is default_seed_model().small_counter
-
-
 def test_bad_labels_are_refused() -> None:
     crops, _ = _drawn_crops(7)
     with pytest.raises(SeedModelError, match="one count per crop"):
@@ -231,16 +199,6 @@ def test_seed_model_files_round_trip_and_old_ones_are_named(tmp_path: Path) -> N
     save_seed_model(default_seed_model(), str(path))
     again = load_seed_model(str(path))
     np.testing.assert_allclose(again.counter.weights, default_seed_model().counter.weights, atol=1e-6)
-    assert again.small_counter is not None and again.small_below_px == default_seed_model().small_below_px
-    np.testing.assert_allclose(again.small_counter.bias, default_seed_model().small_counter.bias, atol=1e-6)  # type: ignore[union-attr]
-    without = json.loads(path.read_text())
-    del without["small_counter"], without["small_below_px"]  # a model saved before small-pit heads
-    path.write_text(json.dumps(without))
-    assert load_seed_model(str(path)).small_counter is None
-    without["small_counter"] = [1, 2]
-    path.write_text(json.dumps(without))
-    with pytest.raises(SeedModelError, match="small_counter"):
-        load_seed_model(str(path))
     old = tmp_path / "old.json"
     old.write_text(json.dumps({"format": "omweso-cam-seed-model", "version": 1, "weights": None}))
     with pytest.raises(SeedModelError, match="older omweso-cam"):
