@@ -613,6 +613,7 @@ class LiveSession:
                 alarm = tracker.alarm
                 state["alarm"] = {k: alarm[k] for k in ("kind", "frame", "observed", "expected", "differs",
                                                         "closest", "where")}
+                state["alarm"]["nearest"] = alarm.get("nearest")
             state["in_progress"] = tracker.in_progress_dict()
             south, north = tracker.match.points()
             state["match"] = {

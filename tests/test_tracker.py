@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from omweso_cam.observation import HAND, MOVING, NO_BOARD, OCCLUDED, Observation
+from omweso_cam.reconcile.scoring import differing_squares
 from omweso_cam.reconcile.simulate import (
     NoiseModel,
     ScriptFrame,
@@ -25,6 +26,7 @@ from omweso_cam.reconcile.tracker import (
     Tracker,
     TrackerConfig,
     TrackerEvent,
+    board_rows,
 )
 from omweso_cam.rules import (
     GameResult,
@@ -138,6 +140,12 @@ def test_illegal_sowing_alarm_keeps_the_last_legal_position_until_restored() -> 
     alarm = alarms[0].data
     assert alarm["frame"] == 1 and "e3" in alarm["differs"] and alarm["closest"][0]["move"] == "d1"
     assert alarm["closest"][0]["distance"] == 1.0
+    # The differing pits are those of the nearest legal board, which the alarm carries (the live
+    # page shows it beside the observed board; the last legal position is what to restore).
+    nearest = alarm["nearest"]
+    assert nearest == {"board": board_rows(after.board), "moves": ["d1"], "part_way": False}
+    assert sorted(alarm["differs"]) == sorted(differing_squares(tuple(wrong), after.board)) == ["e2", "e3"]
+    assert alarm["expected"] == board_rows(START.board)
     assert tracker.position == START
     # the players put the board back: the alarm clears by itself
     events = run(tracker, [Observation(4, 0.4, HAND)] + [observe(START.board, frame_index=i) for i in (5, 6, 7)])

@@ -140,7 +140,8 @@ class Reconciliation:
     candidates: tuple[Candidate, ...] = ()  # best first, one per distinct board
     margin_nats: float = 0.0  # best vs best different board
     excess_nats: float = 0.0  # unconstrained reading vs best legal hypothesis
-    differs: tuple[str, ...] = ()  # illegal: squares where the reading differs from the closest board
+    differs: tuple[str, ...] = ()  # illegal: squares where the reading differs from ``nearest``
+    nearest: Candidate | None = None  # illegal: the best-fitting legal board (part-way ones included)
     where: str | None = None  # illegal: "lap 2, pit e2"
     where_step: tuple[str, int] | None = None  # illegal: (move, sowing-state index) of ``where``
     closest: tuple[Candidate, ...] = field(default=())
@@ -309,7 +310,7 @@ def reconcile(
         )
         differs = differing_squares(seen, anchor.board)
         where, where_step = _where(traces, anchor, seen, hint)
-        return replace(common, differs=differs, where=where, where_step=where_step, closest=closest)
+        return replace(common, differs=differs, nearest=anchor, where=where, where_step=where_step, closest=closest)
     if margin < config.ambiguous_margin_nats:
         close = [c for c in candidates if best.score - c.score < config.ambiguous_margin_nats]
         part_way = (KIND_IN_PROGRESS, KIND_DEPTH2_IN_PROGRESS)

@@ -169,12 +169,16 @@ class FakeSession:
                            last_move={"move": "a1", "side": "S", "laps": laps}, frame=40)
 
     def raise_alarm(self) -> dict[str, Any]:
-        """An illegal sowing: c2 and d1 differ from the expected board."""
-        observed = copy.deepcopy(self._state["board"])
+        """An illegal sowing: c2 and d1 differ from the nearest legal board (a seed of a1 sown into b1)."""
+        nearest = copy.deepcopy(self._state["board"])
+        nearest[3][0] -= 1
+        nearest[3][1] += 1
+        observed = copy.deepcopy(nearest)
         observed[2][2] += 1
         observed[3][3] -= 1
         alarm = {"kind": "illegal_sowing", "frame": 77, "observed": observed,
                  "expected": copy.deepcopy(self._state["board"]), "differs": ["c2", "d1"],
+                 "nearest": {"board": nearest, "moves": ["b1"], "part_way": True},
                  "closest": [{"move": "b1", "after": AFTER_A1, "distance": 3.0}], "where": "lap 2, pit e2"}
         self.bus.publish("alarm", alarm)
         return self.update(alarm=alarm, phase="illegal", frame=77)

@@ -154,10 +154,15 @@ def test_alarm_appears_and_clears_after_board_restored(page: Any, live_server: s
     page.wait_for_selector("#alarm", state="visible")
     assert "ILLEGAL SOWING" in str(page.text_content("#alarm h1"))
     assert "lap 2, pit e2" in str(page.text_content("#alarm-summary"))
-    for board in ("#alarm-observed", "#alarm-expected"):
+    # The differing pits are marked on the observed and the nearest legal board, not on the
+    # last legal position (the board to restore), which differs from the observed one elsewhere too.
+    for board in ("#alarm-observed", "#alarm-nearest"):
         assert page.locator(f"{board} g.pit.differs").count() == 2
         assert page.locator(f'{board} g.pit.differs[data-square="c2"]').count() == 1
+    assert page.locator("#alarm-expected g.pit.differs").count() == 0
+    assert "b1, part-way" in str(page.text_content("#alarm-nearest-caption"))
     assert pit_count(page, "#alarm-observed", "c2") == "1" and pit_count(page, "#alarm-expected", "c2") == "0"
+    assert pit_count(page, "#alarm-nearest", "b1") == "5" and pit_count(page, "#alarm-expected", "b1") == "4"
     assert "b1" in str(page.text_content("#alarm-closest"))
     box = page.locator("#alarm").bounding_box()
     assert box["width"] >= 1200, "the alarm banner spans the page"

@@ -26,13 +26,24 @@ function renderAlarm(state) {
   box.hidden = !alarm;
   document.body.classList.toggle("alarmed", Boolean(alarm));
   if (!alarm) return;
+  // The differing pits are counted against the nearest legal board (a move's result, or a
+  // part-way board with seeds still in hand): marked there and on the observed board. The
+  // last legal position, what "Board restored" means, is shown unmarked.
   const marks = {};
   for (const square of alarm.differs || []) marks[square] = "differs";
   drawBoard(document.getElementById("alarm-observed"), alarm.observed, { marks });
-  drawBoard(document.getElementById("alarm-expected"), alarm.expected, { marks });
+  const nearest = alarm.nearest;
+  document.getElementById("alarm-nearest-figure").hidden = !nearest;
+  if (nearest) {
+    const moves = (nearest.moves || []).join(" or ");
+    const what = nearest.part_way ? `${moves}, part-way (seeds still in hand)` : moves;
+    setText("alarm-nearest-caption", `Nearest legal board${what ? `: ${what}` : ""}`);
+    drawBoard(document.getElementById("alarm-nearest"), nearest.board, { marks });
+  }
+  drawBoard(document.getElementById("alarm-expected"), alarm.expected, {});
   const where = alarm.where ? ` Went wrong at ${alarm.where}.` : "";
   const differs = (alarm.differs || []).join(", ") || "none";
-  setText("alarm-summary", `Frame ${alarm.frame}: the board matches no legal move.${where} Differing pits: ${differs}.`);
+  setText("alarm-summary", `Frame ${alarm.frame}: the board matches no legal move.${where} Differing pits (from the nearest legal board): ${differs}.`);
   const list = document.getElementById("alarm-closest");
   list.replaceChildren(...(alarm.closest || []).map((c) => {
     const item = document.createElement("li");
