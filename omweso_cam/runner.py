@@ -612,8 +612,7 @@ class LiveSession:
             if tracker.alarm is not None:
                 alarm = tracker.alarm
                 state["alarm"] = {k: alarm[k] for k in ("kind", "frame", "observed", "expected", "differs",
-                                                        "closest", "where")}
-                state["alarm"]["nearest"] = alarm.get("nearest")
+                                                        "nearest", "closest", "where")}
             state["in_progress"] = tracker.in_progress_dict()
             south, north = tracker.match.points()
             state["match"] = {

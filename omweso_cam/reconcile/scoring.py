@@ -50,6 +50,8 @@ KIND_SUCCESSOR = "successor"
 KIND_IN_PROGRESS = "in_progress"
 KIND_DEPTH2 = "depth2"
 KIND_DEPTH2_IN_PROGRESS = "depth2_in_progress"
+#: Kinds of a part-way board (seeds still in the hand).
+PART_WAY_KINDS = (KIND_IN_PROGRESS, KIND_DEPTH2_IN_PROGRESS)
 
 
 class ReconcileError(ValueError):
@@ -313,8 +315,7 @@ def reconcile(
         return replace(common, differs=differs, nearest=anchor, where=where, where_step=where_step, closest=closest)
     if margin < config.ambiguous_margin_nats:
         close = [c for c in candidates if best.score - c.score < config.ambiguous_margin_nats]
-        part_way = (KIND_IN_PROGRESS, KIND_DEPTH2_IN_PROGRESS)
-        if not all(c.kind in part_way and c.kind == best.kind and c.plies == best.plies for c in close):
+        if not all(c.kind in PART_WAY_KINDS and c.kind == best.kind and c.plies == best.plies for c in close):
             return replace(common, status=AMBIGUOUS, best=best)
         # Part-way boards too close to tell apart (a seed more or less in a heap): still a
         # move in progress, and every move among them is still possible.

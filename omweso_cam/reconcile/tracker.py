@@ -33,9 +33,8 @@ from omweso_cam.reconcile.scoring import (
     AMBIGUOUS,
     ILLEGAL,
     IN_PROGRESS,
-    KIND_DEPTH2_IN_PROGRESS,
-    KIND_IN_PROGRESS,
     KIND_UNCHANGED,
+    PART_WAY_KINDS,
     UNCHANGED,
     Progress,
     ReconcileConfig,
@@ -826,7 +825,7 @@ class Tracker:
             # The legal board the differing pits are counted against (a part-way one: seeds still in hand).
             "nearest": None if result.nearest is None else {
                 "board": board_rows(result.nearest.board), "moves": list(result.nearest.moves),
-                "part_way": result.nearest.kind in (KIND_IN_PROGRESS, KIND_DEPTH2_IN_PROGRESS)},
+                "part_way": result.nearest.kind in PART_WAY_KINDS},
             "closest": [
                 {"move": c.move, "after": Position(c.board, self.position.side_to_move.other).notation(short=True),
                  "distance": round(sum(abs(a - b) for a, b in zip(observed, c.board, strict=True)) / 2, 1)}
