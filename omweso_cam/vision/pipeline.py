@@ -92,7 +92,7 @@ class ReaderConfig:
     # (since 2026-12-01). Looked at on the sample stills and 240 renders (8700001+, 8800001+, three
     # styles, at their true corners), where the gap groups missed 45 hands over pits: at 0.65 the
     # stills' hands seen 12 -> 13 of 18, the renders' 71 -> 80 of 110, no clear board called
-    # occluded (of 168); 0.75 would have seen 15 more. Checked on 240 renders nobody had looked at
+    # occluded (of 168); 0.75 would have seen 15 of the 45 instead of 10. Checked on 240 renders nobody had looked at
     # (8900001+): hands 71 -> 81 of 112, clear boards called occluded 1 -> 1 of 128; at 0.75 the
     # hands would be 87 but clear boards 4 (pits beside a foreign gap 0.71-0.73 as round).
     shade_chromaticity: float = 0.015
