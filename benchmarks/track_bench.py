@@ -19,6 +19,12 @@ Sections (each prints a table):
    renderer's true counts ("oracle" readings).
 4. Speed: `track` frames/s on a 1280x720 sequence on one core; cost of the sowing states
    of all legal moves for 1,000 mid-game positions.
+
+Tracker experiments without the reader: ``--save-readings DIR`` keeps every film's readings
+(one folder per film: its truth and an .npz per kind of reading, about 0.5 MB a film), and
+``--replay DIR`` runs only the tracker on them, through ``track_source`` as ``track`` does,
+and prints the films' table: a tracker setting is checked on all films in seconds instead of
+the tens of minutes the reader takes. The replay gives the run's own rows back exactly.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import atexit
 import json
 import os
 import random
+import re
 import shutil
 import statistics
 import sys
@@ -264,7 +271,44 @@ def run_oracle(truth: dict[str, Any]) -> dict[str, Any]:
     return judge(truth, plies, events)
 
 
-def run_pipeline(folder: Path, truth: dict[str, Any], *, start: bool) -> tuple[dict[str, Any], float, int]:
+def _recording(processor: Any) -> list[Observation]:
+    """Every observation ``processor`` makes from now on, in a list that grows as it runs."""
+    seen: list[Observation] = []
+    original = processor.process
+
+    def process(frame: Any) -> Any:
+        out = original(frame)
+        seen.append(out[0])
+        return out
+
+    processor.process = process
+    return seen
+
+
+def _write_observations(path: Path, seen: list[Observation]) -> None:
+    import numpy as np
+
+    ll = np.full((len(seen), 32, 65), np.nan)
+    for i, o in enumerate(seen):
+        if o.log_likelihoods is not None:
+            ll[i] = o.log_likelihoods
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, frame=[o.frame_index for o in seen], timestamp=[o.timestamp_s for o in seen],
+                        status=[o.status for o in seen], unreliable=[o.unreliable for o in seen], ll=ll)
+
+
+def _read_observations(path: Path) -> list[Observation]:
+    import numpy as np
+
+    data = np.load(path)
+    return [Observation(int(f), float(t), str(st), None if np.isnan(ll[0, 0]) else tuple(map(tuple, ll.tolist())),
+                        unreliable=str(u))
+            for f, t, st, u, ll in zip(data["frame"], data["timestamp"], data["status"], data["unreliable"], data["ll"],
+                                       strict=True)]
+
+
+def run_pipeline(folder: Path, truth: dict[str, Any], *, start: bool,
+                 save: Path | None = None) -> tuple[dict[str, Any], float, int]:
     from omweso_cam.runner import RunnerConfig, make_processor, track_source
     from omweso_cam.vision.frames import SourceConfig, open_source
 
@@ -272,14 +316,17 @@ def run_pipeline(folder: Path, truth: dict[str, Any], *, start: bool) -> tuple[d
     source = open_source(folder, config=SourceConfig(folder_fps=float(truth["fps"])))
     config = RunnerConfig().for_fps(source.fps)
     processor = make_processor(config=config, fps=source.fps)
+    seen = _recording(processor)
     t0 = time.perf_counter()
     record = track_source(source, rules, start=Position.from_notation(truth["initial"]) if start else None,
                           processor=processor, config=config)
     elapsed = time.perf_counter() - t0
+    if save is not None:
+        _write_observations(save, seen)
     return judge(truth, record["plies"], record["events"]), elapsed, record["frames"]
 
 
-def run_reader_only(folder: Path, truth: dict[str, Any]) -> dict[str, Any]:
+def run_reader_only(folder: Path, truth: dict[str, Any], *, save: Path | None = None) -> dict[str, Any]:
     """The real BoardReader on every stable frame, stability taken from the truth."""
     from omweso_cam.runner import FrameProcessor, RunnerConfig, track_source
     from omweso_cam.vision.frames import SourceConfig, open_source
@@ -304,11 +351,62 @@ def run_reader_only(folder: Path, truth: dict[str, Any]) -> dict[str, Any]:
         return original(frame)
 
     processor.process = process  # type: ignore[method-assign]
+    seen = _recording(processor)
     source = open_source(folder, config=SourceConfig(folder_fps=float(truth["fps"])))
     config = RunnerConfig().for_fps(source.fps)
     record = track_source(source, RuleSet.preset(truth["rules"]), start=Position.from_notation(truth["initial"]),
                           processor=processor, config=config)
+    if save is not None:
+        _write_observations(save, seen)
     return judge(truth, record["plies"], record["events"])
+
+
+#: The readings ``rendered`` runs a film with, and the file each is saved under (``--save-readings``).
+READINGS = {"real reader, true stability": "reader_only", "full pipeline (--start)": "start",
+            "full pipeline (set-up read)": "setup_read"}
+
+
+class _Replayed:
+    """Saved observations as both the frame source and the processor ``track_source`` takes."""
+
+    def __init__(self, observations: list[Observation], fps: float) -> None:
+        self.observations = {o.frame_index: o for o in observations}
+        self.fps = fps
+
+    def __iter__(self) -> Any:
+        import numpy as np
+
+        from omweso_cam.vision.frames import Frame
+
+        for index in sorted(self.observations):
+            yield Frame(index, self.observations[index].timestamp_s, np.zeros((1, 1, 3), np.uint8))
+
+    def process(self, frame: Any) -> tuple[Observation, None]:
+        return self.observations[frame.index], None
+
+
+def replay(folder: Path) -> None:
+    """The tracker (through ``track_source``, as ``track`` runs it) on readings saved by ``--save-readings``:
+    a tracker setting is checked on every saved film in seconds, the reader not run again."""
+    from omweso_cam.runner import RunnerConfig, track_source
+
+    rows = []
+    for film in sorted(p for p in folder.iterdir() if (p / "truth.json").is_file()):
+        truth = json.loads((film / "truth.json").read_text())
+        for readings, stem in READINGS.items():
+            path = film / f"{stem}.npz"
+            if not path.is_file():
+                continue
+            replayed = _Replayed(_read_observations(path), float(truth["fps"]))
+            start = None if stem == "setup_read" else Position.from_notation(truth["initial"])
+            record = track_source(replayed, RuleSet.preset(truth["rules"]), start=start,  # type: ignore[arg-type]
+                                  processor=replayed, config=RunnerConfig().for_fps(replayed.fps))  # type: ignore[arg-type]
+            result = judge(truth, record["plies"], record["events"])
+            rows.append([film.name, readings, f"{result['recovered']}/{result['moves']}", result["extra"],
+                         f"{result['flagged_right']}/{result['illegal']}", result["false_alarms"], result["on_hand"]])
+    table(f"Replayed readings ({folder})",
+          ["film", "readings", "moves recovered", "moves invented", "illegal flagged in its frames", "false alarms",
+           "moves on hand frames"], rows)
 
 
 def sequences(fresh: int, seed: int, skip_vision: bool) -> list[tuple[str, Path, dict[str, Any]]]:
@@ -336,7 +434,7 @@ def sequences(fresh: int, seed: int, skip_vision: bool) -> list[tuple[str, Path,
     return found
 
 
-def rendered(fresh: int, seed: int, skip_vision: bool) -> None:
+def rendered(fresh: int, seed: int, skip_vision: bool, save_readings: Path | None = None) -> None:
     found = sequences(fresh, seed, skip_vision)
     if not found:
         print("\n(no rendered sequences: sample_images/sequences is empty and --fresh 0)")
@@ -361,15 +459,22 @@ def rendered(fresh: int, seed: int, skip_vision: bool) -> None:
                      oracle["on_hand"], "-"])
         if skip_vision:
             continue
-        reader = run_reader_only(folder, truth)
+        save = None
+        if save_readings is not None:
+            save = save_readings / re.sub(r"[^A-Za-z0-9]+", "_", name.split(" (pits")[0]).strip("_")
+            save.mkdir(parents=True, exist_ok=True)
+            (save / "truth.json").write_text(json.dumps(truth))
+        reader = run_reader_only(folder, truth, save=save and save / f"{READINGS['real reader, true stability']}.npz")
         tally(name, "real reader, true stability", reader)
         rows.append([name, "real reader, true stability", truth["frame_count"],
                      f"{reader['recovered']}/{reader['moves']}", reader["extra"],
                      f"{reader['flagged_right']}/{reader['illegal']}", reader["false_alarms"], reader["on_hand"], "-"])
         for start in (True, False):
-            result, elapsed, frames = run_pipeline(folder, truth, start=start)
-            tally(name, "full pipeline" + (" (--start)" if start else " (set-up read)"), result)
-            rows.append([name, "full pipeline" + (" (--start)" if start else " (set-up read)"), frames,
+            readings = "full pipeline" + (" (--start)" if start else " (set-up read)")
+            result, elapsed, frames = run_pipeline(folder, truth, start=start,
+                                                   save=save and save / f"{READINGS[readings]}.npz")
+            tally(name, readings, result)
+            rows.append([name, readings, frames,
                          f"{result['recovered']}/{result['moves']}", result["extra"],
                          f"{result['flagged_right']}/{result['illegal']}", result["false_alarms"], result["on_hand"],
                          f"{frames / elapsed:.1f}"])
@@ -453,11 +558,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--skip-vision", action="store_true", help="no full-pipeline runs (tracker only)")
     parser.add_argument("--skip-speed", action="store_true")
+    parser.add_argument("--save-readings", type=Path, metavar="DIR",
+                        help="also save every film's readings (one folder per film) for --replay")
+    parser.add_argument("--replay", type=Path, metavar="DIR",
+                        help="only run the tracker on readings saved with --save-readings (seconds, not minutes)")
     args = parser.parse_args(argv)
+    if args.replay is not None:
+        if not args.replay.is_dir():
+            parser.error(f"--replay: no folder {args.replay}")
+        replay(args.replay)
+        return 0
     simulated_games(args.games, args.seed)
     robustness(args.positions, max(5, args.games // 3), args.seed)
     states_cost(args.positions, args.seed)
-    rendered(args.fresh, args.seed, args.skip_vision)
+    rendered(args.fresh, args.seed, args.skip_vision, args.save_readings)
     if not args.skip_speed and not args.skip_vision:
         speed_720p(args.seed)
     return 0

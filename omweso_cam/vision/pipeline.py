@@ -89,15 +89,15 @@ class ReaderConfig:
     # and the sample stills are as they were.
     # A hand over a pit at the board's edge, or a finger on one pit, covers one gap between pits
     # or none: one foreign gap that is not shade is a hand too when a pit beside it is hidden
-    # (since 2026-12-01). Looked at on the sample stills and 240 renders (8700001+, 8800001+, three
-    # styles, at their true corners), where the gap groups missed 45 hands over pits: at 0.65 the
-    # stills' hands seen 12 -> 13 of 18, the renders' 71 -> 80 of 110, no clear board called
-    # occluded (of 168); 0.75 would have seen 15 of the 45 instead of 10. Checked on 240 renders nobody had looked at
-    # (8900001+): hands 71 -> 81 of 112, clear boards called occluded 1 -> 1 of 128; at 0.75 the
-    # hands would be 87 but clear boards 4 (pits beside a foreign gap 0.71-0.73 as round). On the
-    # occlusion table's renders (1200001+): hands 72 -> 77 of 107, clear boards called occluded
-    # 3 -> 5 of 133, both new ones boards whose pit grid is misplaced at their true corners (gap
-    # points on pits; their counts would have been wrong too).
+    # (since 2026-12-01). Looked at on the sample stills and 240 renders (8700001+, 8800001+,
+    # three styles, at their true corners), where the gap groups missed 45 hands over pits: at
+    # 0.65 the stills' hands seen 12 -> 13 of 18, the renders' 71 -> 80 of 110, no clear board
+    # called occluded (of 168); 0.75 would have seen 15 of the 45 instead of 10. Checked on 240
+    # renders nobody had looked at (8900001+): hands 71 -> 81 of 112, clear boards called
+    # occluded 1 -> 1 of 128 (at 0.75: hands 87, clear boards 4, pits beside a foreign gap
+    # 0.71-0.73 as round). On the occlusion table's renders (1200001+): hands 72 -> 77 of 107,
+    # clear boards called occluded 3 -> 5 of 133, both new ones boards whose pit grid is
+    # misplaced at their true corners (gap points on pits; their counts would be wrong too).
     shade_chromaticity: float = 0.015
     hidden_rim_ratio: float = 0.65
     # At corners given from outside, the localiser's pit lattice is used when its centre lies
