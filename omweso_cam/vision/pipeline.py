@@ -79,27 +79,16 @@ class ReaderConfig:
     gap_plane_keep: float = 0.6  # share of the gaps the lightness plane is fitted to (those it fits best)
     # A hard-edged cast shadow changes the gaps' lightness but not their chromaticity (within
     # shade_chromaticity of the rim's, rgb shares) and leaves the pits' rims visible; a hand
-    # hides the rims it covers. A pit's rim is hidden when it keeps under hidden_rim_ratio of the
-    # median rim coherence of the pits not beside the foreign gaps. Shaded gaps do not count when
-    # no pit beside the foreign gaps is hidden. Chosen on 480 renders (docs/vision.md, "Finding
-    # the board"). The ratio was 0.75 until 2026-11-30: a blurred board's heaped pits keep rims of
-    # 0.60-0.63 beside a cast shadow against 0.86 elsewhere (seed 2028's purple film: every clean
-    # frame from the set-up on was called occluded, its illegal sowing unseen); a hand leaves
-    # about 0.45. At 0.65 the occlusion table of 720 renders (seeds 380000+, 390000+, 1200001+)
-    # and the sample stills are as they were.
-    # A hand over a pit at the board's edge, or a finger on one pit, covers one gap between pits
-    # or none: one foreign gap that is not shade is a hand too when a pit beside it is hidden
-    # (since 2026-12-01). Looked at on the sample stills and 240 renders (8700001+, 8800001+,
-    # three styles, at their true corners), where the gap groups missed 45 hands over pits: at
-    # 0.65 the stills' hands seen 12 -> 13 of 18, the renders' 71 -> 80 of 110, no clear board
-    # called occluded (of 168); 0.75 would have seen 15 of the 45 instead of 10. Checked on 240
-    # renders nobody had looked at (8900001+): hands 71 -> 81 of 112, clear boards called
-    # occluded 1 -> 1 of 128 (at 0.75: hands 87, clear boards 4, pits beside a foreign gap
-    # 0.71-0.73 as round). On the occlusion table's renders (1200001+): hands 72 -> 77 of 107,
-    # clear boards called occluded 3 -> 5 of 133, both new ones boards whose pit grid is
-    # misplaced at their true corners (gap points on pits; their counts would be wrong too).
+    # hides the rims it covers. Such shaded gaps do not count when the least round rim of the
+    # pits beside foreign gaps keeps shade_rim_ratio of the median of the other pits' rims.
+    # Chosen on 480 renders (docs/vision.md, "Finding the board"). The ratio was 0.75 until
+    # 2026-11-30: a blurred board's heaped pits keep rims of 0.60-0.63 beside a cast shadow
+    # against 0.86 elsewhere (seed 2028's purple film: every clean frame from the set-up on
+    # was called occluded, its illegal sowing unseen); a hand leaves about 0.45. At 0.65 the
+    # occlusion table of 720 renders (seeds 380000+, 390000+, 1200001+) and the sample
+    # stills are as they were.
     shade_chromaticity: float = 0.015
-    hidden_rim_ratio: float = 0.65
+    shade_rim_ratio: float = 0.65
     # At corners given from outside, the localiser's pit lattice is used when its centre lies
     # within this share of a pitch of the board's (see BoardReader._grid_at_corners).
     max_lattice_offcentre_of_pitch: float = 0.3
@@ -326,21 +315,12 @@ class BoardReader:
 
         foreign, shaded = self._foreign_gaps(board.image, grid)
         group = _largest_group(foreign)
+        if group >= self.config.occluded_gap_group and self._rims_kept(board.image, grid, foreign):
+            group = _largest_group(foreign & ~shaded)  # a shadow, not a hand (unless other gaps say so)
         if group >= self.config.occluded_gap_group:
-            least = self._least_rim_beside(board.image, grid, foreign)
-            if least is not None and least >= self.config.hidden_rim_ratio:
-                group = _largest_group(foreign & ~shaded)  # a shadow, not a hand (unless other gaps say so)
-        hidden = ""
-        if group >= self.config.occluded_gap_group:
-            hidden = f"{group} neighbouring gaps between pits hidden"
-        elif (foreign & ~shaded).any():
-            least = self._least_rim_beside(board.image, grid, foreign & ~shaded)
-            if least is not None and least < self.config.hidden_rim_ratio:
-                hidden = "a pit's rim hidden beside a gap of another colour"
-        if hidden:
             if fresh_grid:
                 self._grid_cache.clear()  # found through a hand: found again on the next frame
-            return finish(OCCLUDED, f"{hidden} (hand or object over the board)",
+            return finish(OCCLUDED, f"{group} neighbouring gaps between pits hidden (hand or object over the board)",
                           corners_px=corners_out, grid=grid, rectified=board, scale=scale, method=location.method)
 
         # Fewer views than eight: each frame turns to the next ones, so the still frames a
@@ -459,18 +439,15 @@ class BoardReader:
         shaded = foreign & (np.linalg.norm(values[:, 3:], axis=1) < self.config.shade_chromaticity)
         return foreign, shaded
 
-    @staticmethod
-    def _least_rim_beside(rectified: np.ndarray, grid: PitGrid, foreign: np.ndarray) -> float | None:
-        """How round the least round rim of the pits beside the ``foreign`` gaps is, as a share of the
-        other pits' median rim coherence (None when no pit, or every pit, lies beside them); see
-        ``ReaderConfig.hidden_rim_ratio``."""
+    def _rims_kept(self, rectified: np.ndarray, grid: PitGrid, foreign: np.ndarray) -> bool:
+        """Whether the pits beside the ``foreign`` gaps keep round rims (see ``ReaderConfig.shade_rim_ratio``)."""
         beside = _GAP_PITS[foreign].any(axis=0)
         if beside.all() or not beside.any():
-            return None
+            return False
         gx, gy = image_gradients(cv2.cvtColor(rectified, cv2.COLOR_BGR2GRAY))
         lattice_to_board, _ = cv2.findHomography(PIT_NODES, grid.centers_px)
         rims = rim_coherence(gx, gy, lattice_to_board, PIT_NODES, grid.radius_px)
-        return float(rims[beside].min() / max(float(np.median(rims[~beside])), 1e-9))
+        return bool(rims[beside].min() >= self.config.shade_rim_ratio * np.median(rims[~beside]))
 
 
 def _lab_and_shares(bgr: np.ndarray) -> np.ndarray:

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from omweso_cam.observation import STABLE
-from omweso_cam.resources import samples_dir
 from omweso_cam.vision.calibration import Calibration
 from omweso_cam.vision.count import CountConfig, count_crops, fit_seed_model, pit_crops
 from omweso_cam.vision.draw import annotate
@@ -257,19 +255,6 @@ def test_a_fingertip_between_pits_is_an_occlusion_and_knots_scattered_over_the_b
     cv2.ellipse(touched, (round(middle[0]), round(middle[1])), (round(half_length), round(0.12 * pitch)), angle, 0, 360,
                 (120, 60, 40), -1, cv2.LINE_AA)
     assert reader.read(touched).status == "occluded"
-
-
-def test_a_hand_over_pits_at_the_edge_with_one_gap_hidden_is_an_occlusion() -> None:
-    # Sample still 19: a hand from the South over two pits of the near rows (the truth: 89% and
-    # 100% covered), mostly beyond the gaps between pits: one gap of another colour, so no group of two, and it was read as a clear
-    # board. A pit beside that gap has lost its round rim (under 0.65 of the others'); a knot in a
-    # gap leaves the rims round (see the test above).
-    truth = json.loads((samples_dir() / "stills" / "still_019.json").read_text())
-    image, _ = load_image(str(samples_dir() / "stills" / "still_019.jpg"))
-    assert image is not None and truth["status"] == "occluded"
-    h, w = image.shape[:2]
-    reading = BoardReader().at_corners(np.asarray(truth["corners_px"]), (w, h)).read(image)
-    assert reading.status == "occluded" and "rim hidden" in reading.detail
 
 
 def test_a_hard_edged_shadow_is_not_an_occlusion_and_a_sleeve_in_it_still_is(drawn) -> None:  # type: ignore[no-untyped-def]
