@@ -316,7 +316,7 @@ def run_pipeline(folder: Path, truth: dict[str, Any], *, start: bool,
     source = open_source(folder, config=SourceConfig(folder_fps=float(truth["fps"])))
     config = RunnerConfig().for_fps(source.fps)
     processor = make_processor(config=config, fps=source.fps)
-    seen = _recording(processor)
+    seen = _recording(processor) if save is not None else []
     t0 = time.perf_counter()
     record = track_source(source, rules, start=Position.from_notation(truth["initial"]) if start else None,
                           processor=processor, config=config)
@@ -351,7 +351,7 @@ def run_reader_only(folder: Path, truth: dict[str, Any], *, save: Path | None = 
         return original(frame)
 
     processor.process = process  # type: ignore[method-assign]
-    seen = _recording(processor)
+    seen = _recording(processor) if save is not None else []
     source = open_source(folder, config=SourceConfig(folder_fps=float(truth["fps"])))
     config = RunnerConfig().for_fps(source.fps)
     record = track_source(source, RuleSet.preset(truth["rules"]), start=Position.from_notation(truth["initial"]),
