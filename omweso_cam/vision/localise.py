@@ -9,8 +9,7 @@ Three ways, one result type (:class:`BoardLocation`):
   believed only when most of its pits are circles and no pit-sized circles lie off
   it), then each side of the board's top face as a line through edge points found
   outward from the lattice: the innermost well-supported line with the board's surface
-  colour inside and another colour outside, and not the surface again just beyond it
-  (side faces, shadows and grain lines lose),
+  colour inside and another colour outside (side faces, shadows and grain lines lose),
   or a pair of supported lines giving opposite sides alike margins when the innermost
   ones do not. One radial lens distortion, fitted so that all sides come out straight
   (plumb line), bends the corners back into the image. Without a lattice: candidate
@@ -103,7 +102,6 @@ class LocaliseConfig:
     # more but moved three good corners by 1-3% of the diagonal).
     min_edge_inlier_frac: float = 0.3
     edge_line_tolerance_px: float = 1.5  # RANSAC inlier distance at the pit-search scale
-    board_beyond_of_pitch: float = 0.1  # a candidate edge with the surface's colour this far beyond it is on the board
     min_edge_colour_step: float = 6.0  # Lab units: an edge point's outside must differ this much more from the surface
     # A side's edge may turn this much from the pit lattice's prediction. 2 was tried (2026-11-30):
     # within 1% on renders 3100001+ and the stills 182 -> 186, but on renders nobody had tuned on
@@ -988,8 +986,7 @@ def _edge_points(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.
                 found.append((i, k, pts[i, k] + np.clip(frac, -0.5, 0.5) * (pts[i, k + 1] - pts[i, k - 1]) / 2))
     k_mid = int(np.median([f[1] for f in found])) if found else len(offsets) // 2
     return _EdgePoints(np.array([f[2] for f in found], np.float64).reshape(-1, 2), np.array([f[0] for f in found], int),
-                       offsets[np.array([f[1] for f in found], int)], np.array([pts[0, k_mid], pts[-1, k_mid]]), len(ts),
-                       pts, dist)
+                       offsets[np.array([f[1] for f in found], int)], np.array([pts[0, k_mid], pts[-1, k_mid]]), len(ts))
 
 
 def _edge_candidates(found: _EdgePoints, lens: _Lens, config: LocaliseConfig) -> list[_EdgeCandidate]:
@@ -1025,64 +1022,15 @@ def _edge_candidates(found: _EdgePoints, lens: _Lens, config: LocaliseConfig) ->
     # ones, the innermost (the side face's edges lie further out).
     counted = inliers.sum(axis=1)
     depth = (inliers.astype(np.float64) @ found.depth_of_pitch) / np.maximum(counted, 1)
-    lines: list[tuple[float, _Edge, float]] = []  # (depth, line, support)
+    candidates: list[_EdgeCandidate] = []
     for m in np.argsort(-support, kind="stable"):
         if support[m] < config.edge_candidate_keep * support.max():
             break
-        if any(abs(depth[m] - d) < config.candidate_separation_of_pitch for d, _, _ in lines):
+        if any(abs(depth[m] - c.depth_of_pitch) < config.candidate_separation_of_pitch for c in candidates):
             continue
-        lines.append((float(depth[m]), _Edge.through(raw[inliers[m]]), float(support[m] / support.max())))
-    lines.sort(key=lambda t: t[0])
-    crossings = [_crossings(found, line, lens) for _, line, _ in lines]
-    return [_EdgeCandidate(line, d, share,
-                           _board_beyond(found, crossings[k], crossings[k + 1] if k + 1 < len(lines) else None, config))
-            for k, (d, line, share) in enumerate(lines)]
-
-
-def _crossings(found: _EdgePoints, edge: _Edge, lens: _Lens) -> np.ndarray:
-    """Where ``edge`` crosses each profile: the index of its first sample beyond the line (-1 where it does not)."""
-    straight = _Edge.through(lens.undistort(edge.points))
-    normal = np.array([-straight.direction[1], straight.direction[0]])
-    across = (lens.undistort(found.samples) - straight.origin) @ normal
-    beyond = np.sign(across) != np.sign(across[:, :1])
-    return np.where(beyond.any(axis=1), np.argmax(beyond, axis=1), -1)
-
-
-def _board_beyond(found: _EdgePoints, at: np.ndarray, further: np.ndarray | None, config: LocaliseConfig) -> bool:
-    """Whether the board's surface goes on beyond a candidate edge: on most profiles the strip just
-    outside it (up to ``board_beyond_of_pitch``, and short of the next candidate further out) differs
-    from the surface less than the strip just inside it does by ``min_edge_colour_step``. A grain line
-    or crack near the edge is such a line; the top face's edge has a side face, shadow or table beyond
-    it, even one of nearly the board's colour.
-
-    Chosen on 80 renders (default and unseen styles, seeds 8100001+ and 8200001+, no hand): one
-    outline off by 2.3% of the diagonal (a grain line along the North side 0.07 pitch inside the
-    edge) came to 0.2%, none other moved by 0.05%; a strip running up to the next line even where
-    that left none to look at had broken two boards of nearly the table's colour. Checked on 80
-    more (8300001+) and the sample stills: no outline moved (2026-12-01; still_002 and still_026
-    still follow a grain line). A line within 0.04 pitch of the edge is not looked past."""
-    step = config.profile_step_of_pitch
-    gap = max(1, round(0.04 / step))
-    width = max(1, round(config.board_beyond_of_pitch / step))
-    inner, outer = [], []
-    crossed = strips = 0
-    for i, k in enumerate(at):
-        if k < gap + width:
-            continue
-        crossed += 1
-        stop = k + gap + width
-        if further is not None and further[i] >= 0:
-            stop = min(stop, int(further[i]) - 1)
-        beyond = found.unlike[i, k + gap : stop]
-        beyond = beyond[np.isfinite(beyond)]
-        if len(beyond) == 0:
-            continue
-        strips += 1
-        inner.extend(found.unlike[i, k - gap - width : k - gap].tolist())
-        outer.extend(beyond.tolist())
-    if strips < max(config.min_edge_points, crossed / 2):
-        return False
-    return float(np.median(outer)) - float(np.median(inner)) < config.min_edge_colour_step
+        candidates.append(_EdgeCandidate(_Edge.through(raw[inliers[m]]), float(depth[m]),
+                                         float(support[m] / support.max())))
+    return sorted(candidates, key=lambda c: c.depth_of_pitch)
 
 
 @dataclass(frozen=True, eq=False)
@@ -1094,8 +1042,6 @@ class _EdgePoints:
     depth_of_pitch: np.ndarray  # (n,) beyond the outer pit cells, in pit pitches
     ends: np.ndarray  # (2, 2) the lattice's prediction of the side (image px): its first and last profile
     profiles: int  # profiles looked along
-    samples: np.ndarray  # (profiles, offsets, 2) the profiles' sample points (image px)
-    unlike: np.ndarray  # (profiles, offsets) Lab distance of each sample from the surface (inf off the image)
 
     def direction(self, lens: _Lens) -> np.ndarray:
         """The lattice's predicted direction of the side (unit vector) once ``lens`` undoes the distortion."""
@@ -1144,7 +1090,6 @@ class _EdgeCandidate:
     edge: _Edge
     depth_of_pitch: float  # mean distance beyond the outer pit cells, in pit pitches
     support: float  # share of the side's best-supported line's support
-    board_beyond: bool = False  # the board's surface goes on beyond it (see _board_beyond)
 
 
 def _choose_edges(first: list[_EdgeCandidate], second: list[_EdgeCandidate], config: LocaliseConfig
@@ -1155,8 +1100,7 @@ def _choose_edges(first: list[_EdgeCandidate], second: list[_EdgeCandidate], con
 
     def innermost(cands: list[_EdgeCandidate]) -> _EdgeCandidate | None:
         strong = [c for c in cands if c.support >= config.edge_support_keep]
-        edges = [c for c in strong if not c.board_beyond]
-        return edges[0] if edges else strong[0] if strong else None
+        return strong[0] if strong else None
 
     a, b = innermost(first), innermost(second)
     if _alike(a, b, config) is not False:

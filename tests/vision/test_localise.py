@@ -299,37 +299,6 @@ def test_an_edge_seen_only_as_a_change_of_hue_is_found_by_colour(case: tuple[str
     _found_within(case, 0.01)
 
 
-def test_a_grain_line_near_the_edge_is_not_taken_for_it() -> None:
-    # An unseen-style board whose grain runs along its North side: a dark grain line 0.07 pitch
-    # inside the top face's edge was the innermost well-supported line and was taken for the
-    # edge (2.3% of the diagonal off). Beyond it the board's surface goes on.
-    image, truth = _scan_render("unseen", 8_200_013, "set-up")
-    _assert_board_found_within(image, truth.corners_px, 0.01)
-
-
-def test_board_beyond_a_line_tells_a_grain_line_from_the_edge() -> None:
-    from omweso_cam.vision.localise import LocaliseConfig, _board_beyond, _EdgePoints
-
-    config = LocaliseConfig()
-    offsets = 40  # samples along each profile, 0.02 pitch apart; the line crosses at sample 15
-    profiles = 24
-
-    def points(beyond_level: float) -> _EdgePoints:
-        unlike = np.full((profiles, offsets), 4.0)  # the surface inside
-        unlike[:, 15:] = beyond_level
-        return _EdgePoints(np.zeros((0, 2)), np.zeros(0, int), np.zeros(0), np.zeros((2, 2)), profiles,
-                           np.zeros((profiles, offsets, 2)), unlike)
-
-    at = np.full(profiles, 15)
-    assert _board_beyond(points(6.0), at, None, config)  # more of the surface beyond: a line on the board
-    assert not _board_beyond(points(13.0), at, None, config)  # a table of nearly the board's colour
-    assert not _board_beyond(points(40.0), at, None, config)  # a table, a shadow, a side face
-    # A second line close beyond leaves no strip to look at: nothing is said about the first.
-    assert not _board_beyond(points(6.0), at, np.full(profiles, 17), config)
-    # Off the image on every profile: nothing is said.
-    assert not _board_beyond(points(np.inf), at, None, config)
-
-
 def test_a_shadow_as_dark_as_the_board_is_not_taken_for_its_top_face() -> None:
     # Sample still 33: a dark board whose West side casts a shadow of the board's own lightness
     # but greyer; the outline took in the shadow (2.6% of the diagonal off).
