@@ -47,7 +47,7 @@ from typing import Any
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from omweso_cam.observation import HAND, STABLE, Observation
+from omweso_cam.observation import HAND, MAX_COUNT, PIT_COUNT, STABLE, Observation
 from omweso_cam.reconcile import ACCEPTED, ILLEGAL, ReconcileConfig, reconcile
 from omweso_cam.reconcile.scoring import score_board
 from omweso_cam.reconcile.simulate import (
@@ -288,7 +288,7 @@ def _recording(processor: Any) -> list[Observation]:
 def _write_observations(path: Path, seen: list[Observation]) -> None:
     import numpy as np
 
-    ll = np.full((len(seen), 32, 65), np.nan)
+    ll = np.full((len(seen), PIT_COUNT, MAX_COUNT + 1), np.nan)
     for i, o in enumerate(seen):
         if o.log_likelihoods is not None:
             ll[i] = o.log_likelihoods
@@ -364,6 +364,11 @@ def run_reader_only(folder: Path, truth: dict[str, Any], *, save: Path | None = 
 #: The readings ``rendered`` runs a film with, and the file each is saved under (``--save-readings``).
 READINGS = {"real reader, true stability": "reader_only", "full pipeline (--start)": "start",
             "full pipeline (set-up read)": "setup_read"}
+
+
+def _saved_as(film: Path | None, readings: str) -> Path | None:
+    """Where ``--save-readings`` keeps one kind of a film's readings (None when not saving)."""
+    return None if film is None else film / f"{READINGS[readings]}.npz"
 
 
 class _Replayed:
@@ -459,20 +464,21 @@ def rendered(fresh: int, seed: int, skip_vision: bool, save_readings: Path | Non
                      oracle["on_hand"], "-"])
         if skip_vision:
             continue
-        save = None
+        film = None
         if save_readings is not None:
-            save = save_readings / re.sub(r"[^A-Za-z0-9]+", "_", name.split(" (pits")[0]).strip("_")
-            save.mkdir(parents=True, exist_ok=True)
-            (save / "truth.json").write_text(json.dumps(truth))
-        reader = run_reader_only(folder, truth, save=save and save / f"{READINGS['real reader, true stability']}.npz")
-        tally(name, "real reader, true stability", reader)
-        rows.append([name, "real reader, true stability", truth["frame_count"],
+            film = save_readings / re.sub(r"[^A-Za-z0-9]+", "_", name.split(" (pits")[0]).strip("_")
+            film.mkdir(parents=True, exist_ok=True)
+            (film / "truth.json").write_text(json.dumps(truth))
+
+        readings = "real reader, true stability"
+        reader = run_reader_only(folder, truth, save=_saved_as(film, readings))
+        tally(name, readings, reader)
+        rows.append([name, readings, truth["frame_count"],
                      f"{reader['recovered']}/{reader['moves']}", reader["extra"],
                      f"{reader['flagged_right']}/{reader['illegal']}", reader["false_alarms"], reader["on_hand"], "-"])
         for start in (True, False):
             readings = "full pipeline" + (" (--start)" if start else " (set-up read)")
-            result, elapsed, frames = run_pipeline(folder, truth, start=start,
-                                                   save=save and save / f"{READINGS[readings]}.npz")
+            result, elapsed, frames = run_pipeline(folder, truth, start=start, save=_saved_as(film, readings))
             tally(name, readings, result)
             rows.append([name, readings, frames,
                          f"{result['recovered']}/{result['moves']}", result["extra"],
