@@ -168,6 +168,32 @@ def test_after_an_alarm_a_legal_successor_clears_it() -> None:
     assert events[0].data["by"] == "legal_successor"
 
 
+def test_a_standing_alarm_shows_the_latest_reading_and_its_own_differing_pits() -> None:
+    # The live page marks the alarm's differing pits on its observed board: when the players
+    # move seeds again while the alarm stands, the observed board, the pits that differ and
+    # the nearest legal board must all be the new reading's, never a mix of two readings.
+    after = apply_move(START, "d1", SEED).position
+    first = list(after.board)
+    first[square_index("e2")] -= 1
+    first[square_index("e3")] += 1
+    second = list(after.board)
+    second[square_index("e2")] -= 1
+    second[square_index("f4")] += 1  # the seed taken out of North's e3 and put into f4
+    tracker = Tracker(SEED, initial=START)
+    run(tracker, sown(first, 0))
+    assert tracker.alarm is not None and sorted(tracker.alarm["differs"]) == ["e2", "e3"]
+    events = run(tracker, sown(second, 4))
+    assert not [e for e in events if e.kind == "alarm"], "one alarm stands, none is raised again"
+    alarm = tracker.alarm
+    assert alarm is not None and tracker.phase == ILLEGAL_PHASE
+    assert alarm["observed"] == board_rows(second)
+    assert sorted(alarm["differs"]) == sorted(differing_squares(tuple(second), after.board)) == ["e2", "f4"]
+    assert alarm["nearest"] == {"board": board_rows(after.board), "moves": ["d1"], "part_way": False}
+    assert alarm["closest"][0]["move"] == "d1" and alarm["closest"][0]["distance"] == 1.0
+    assert alarm["frame"] == 1, "the alarm is still the one raised at the illegal sowing"
+    assert alarm["expected"] == board_rows(START.board)
+
+
 def _misread(board: tuple[int, ...], **pits: int) -> list[int]:
     out = list(board)
     for square, count in pits.items():

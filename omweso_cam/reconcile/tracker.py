@@ -611,7 +611,7 @@ class Tracker:
         elif result.status == ILLEGAL:
             if self.phase == ILLEGAL_PHASE and self.alarm is not None:
                 # Already alarmed: the referee sees the latest reading, no new alarm.
-                self.alarm["observed"] = board_rows(result.observed or ())
+                self.alarm.update(self._alarm_reading(result))
                 return
             corrected = self._setup_correction(observation)
             if corrected is None:
@@ -814,13 +814,26 @@ class Tracker:
     def _raise_alarm(self, result: Reconciliation, events: list[TrackerEvent]) -> None:
         assert self.position is not None
         self.phase = ILLEGAL_PHASE
-        observed = result.observed or ()
         self.alarm = {
             "kind": "illegal_sowing",
             "frame": self._first_frame_of_pending,
-            "observed": board_rows(observed),
             "expected": board_rows(self.position.board),
             "position": self.position.notation(),
+            **self._alarm_reading(result),
+        }
+        self.in_progress = ()
+        events.append(self._event("alarm", **self.alarm))
+
+    def _alarm_reading(self, result: Reconciliation) -> dict[str, Any]:
+        """The alarm's fields that describe one illegal reading, all from ``result`` together.
+
+        A standing alarm takes them afresh from each new illegal reading, so the live page
+        never marks one reading's differing pits on another reading's board.
+        """
+        assert self.position is not None
+        observed = result.observed or ()
+        return {
+            "observed": board_rows(observed),
             "differs": list(result.differs),
             # The legal board the differing pits are counted against (a part-way one: seeds still in hand).
             "nearest": None if result.nearest is None else {
@@ -833,8 +846,6 @@ class Tracker:
             ],
             "where": result.where,
         }
-        self.in_progress = ()
-        events.append(self._event("alarm", **self.alarm))
 
     def _clear_alarm(self, events: list[TrackerEvent], *, by: str) -> None:
         if self.alarm is None:
