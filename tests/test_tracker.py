@@ -495,6 +495,34 @@ def test_no_alarm_on_counts_the_reader_itself_distrusts() -> None:
     assert [e.kind for e in run(Tracker(SEED, initial=START), sown(wrong, 4))] == ["alarm"]
 
 
+def test_on_distrusted_counts_a_board_put_back_mid_move_ends_the_move_in_progress() -> None:
+    # A sowing paused part-way, then the seeds put back (the player changed their mind, or an
+    # illegal sowing the small board could not show was undone), then another move. Read from
+    # distrusted counts, which call nothing illegal: the put-back board is the position (no
+    # part-way board of the first move explains it) and the second move is followed. The
+    # part-way boards were once the only hypotheses tried on every later reading, since what
+    # counted as "not explained" was tied to the illegal-sowing threshold, which distrusted
+    # counts set to infinity.
+    states = sowing_states(THREE_LAPS, "a1", SEED)
+    paused = next(s.board for s in states if s.lap == 1 and s.in_hand > 0)
+    other = next(m for m, o in ((m, apply_move(THREE_LAPS, m, SEED)) for m in legal_moves(THREE_LAPS, SEED))
+                 if str(m) != "a1" and not o.never_ending)
+    after = apply_move(THREE_LAPS, other, SEED).position
+    reason = "board small in the image: pits about 25 px across"
+
+    def far(observations: list[Observation]) -> list[Observation]:
+        return [replace(o, unreliable=reason) if o.is_stable else o for o in observations]
+
+    tracker = Tracker(SEED, initial=THREE_LAPS)
+    events = run(tracker, far(sown(paused, 0)))
+    assert tracker.in_progress and tracker.in_progress[0].move == "a1"
+    events = run(tracker, far(sown(THREE_LAPS.board, 4)))
+    assert [e.kind for e in events] == ["in_progress"] and events[0].data["moves"] == []
+    assert tracker.in_progress == () and tracker.position == THREE_LAPS
+    events = run(tracker, far(sown(after.board, 8)))
+    assert plies(events) == [str(other)] and tracker.position == after
+
+
 def test_a_set_up_read_from_distrusted_counts_is_taken_once_the_board_holds_its_seeds() -> None:
     # Pits too small in the picture: one South pit read 8 where it holds 4, confidently. No
     # set-up fits that reading within the usual margin (South holds 36), so a reader that

@@ -80,6 +80,11 @@ class ReconcileConfig:
     completed move and "one seed still to drop" goes to the completed move).
     ``depth2_prior_nats``: prior cost of two moves between stable readings (a missed
     reading is rare, and hundreds of two-move boards would otherwise fit noise).
+    ``call_illegal``: whether a reading no legal board explains is called an illegal
+    sowing; when False (counts the reader distrusts) the best legal explanation is
+    returned instead. Either way ``illegal_min_excess_nats`` still says when a board is
+    not explained: when the hinted part-way boards are given up for every hypothesis,
+    and when two moves are searched.
     """
 
     illegal_min_excess_nats: float = 4.5
@@ -89,6 +94,7 @@ class ReconcileConfig:
     in_progress_prior_nats: float = 2.0
     depth2_prior_nats: float = 3.0
     search_depth2: bool = True
+    call_illegal: bool = True
     search_in_progress: bool = True
     closest_count: int = 3
     cache_positions: int = 128
@@ -305,7 +311,8 @@ def reconcile(
     seen = corrected_reading(observed, position.board, bias)
     misfit_pits = len(differing_squares(seen, best.board))
     complete = best.kind in (KIND_UNCHANGED, KIND_SUCCESSOR, KIND_DEPTH2)
-    if excess > config.illegal_min_excess_nats and (misfit_pits >= config.illegal_min_pits or not complete):
+    if (config.call_illegal and excess > config.illegal_min_excess_nats
+            and (misfit_pits >= config.illegal_min_pits or not complete)):
         closest = tuple(c for c in all_candidates if c.kind == KIND_SUCCESSOR)[: config.closest_count]
         anchor = min(
             (c for c in all_candidates if c.kind != KIND_UNCHANGED), key=lambda c: -c.score, default=best

@@ -518,8 +518,9 @@ class Tracker:
             # illegal: no alarm on their word. The legal explanations are still ranked against
             # each other and must still beat each other clearly, so the most likely legal move
             # is followed (an illegal sowing is then not seen: the event "unreliable" and the
-            # camera's warning say so).
-            config = replace(config, illegal_min_excess_nats=float("inf"))
+            # camera's warning say so). A board no hinted part-way board explains still sends
+            # the search to every hypothesis, and one no single move explains to two moves.
+            config = replace(config, call_illegal=False, search_depth2=False)
         result = reconcile(self.position, observation, self.rules, config=config,
                            cache=self.cache, hint=hint or None, bias=self._bias)
         self._memo = (memo_key, result)
