@@ -39,6 +39,7 @@ class GridConfig:
     max_radius_of_pitch: float = 0.5
     score_blur_px: float = 1.0  # smoothing of the 128-px-wide check image (wood grain is not a pit)
     rim_score_keep: float = 0.85  # radii whose rim score is this close to the best are rim candidates
+    rim_radius_quantile: float = 0.75  # the common radius: this quantile of the pits' own rim radii
     max_rim_shift_of_pitch: float = 0.15  # a pit's measured centre is kept when this close to the lattice's
 
 
@@ -311,10 +312,11 @@ def _ring_scores(edges: np.ndarray, centres: np.ndarray, offsets: np.ndarray, ra
 def _fit_rims(edges: np.ndarray, nominal: np.ndarray, pitch: float, config: GridConfig) -> tuple[np.ndarray, float]:
     """Pit centres (32, 2) and one common pit radius from the rim edges.
 
-    Coarse to fine: each pit's best circle over offsets and radii; then the common
-    radius is the largest one nearly as good as the best (the rim is the outermost
-    circle: seeds inside make smaller circles too); then each centre is refined at
-    that radius.
+    Coarse to fine: each pit's best circle over offsets and radii; each pit's rim is the
+    largest radius nearly as good as its best (the rim is the outermost circle: seeds
+    inside make smaller circles too); the common radius is an upper quantile of those
+    (``rim_radius_quantile``: a heap hides its rim and shows only smaller circles, a bare
+    pit shows the rim); then each centre is refined at that radius.
     """
     search = config.search_of_pitch * pitch
     step = max(1.0, search / 5)
@@ -322,9 +324,10 @@ def _fit_rims(edges: np.ndarray, nominal: np.ndarray, pitch: float, config: Grid
     offsets = np.stack(np.meshgrid(grid1, grid1), axis=-1).reshape(-1, 2)
     radii = np.linspace(config.min_radius_of_pitch, config.max_radius_of_pitch, 9) * pitch
     scores = _ring_scores(edges, nominal, offsets, radii)  # (P, O, R)
-    per_radius = np.median(scores.max(axis=1), axis=0)
-    good = np.nonzero(per_radius >= config.rim_score_keep * per_radius.max())[0]
-    r_index = int(good.max())
+    per_pit = scores.max(axis=1)  # (P, R)
+    good = per_pit >= config.rim_score_keep * per_pit.max(axis=1, keepdims=True)
+    rims = (len(radii) - 1) - np.argmax(good[:, ::-1], axis=1)  # each pit's largest good radius
+    r_index = int(np.floor(np.quantile(rims, config.rim_radius_quantile)))
     radius = float(radii[r_index])
     best = offsets[np.argmax(scores[:, :, r_index], axis=1)]
     fine = np.arange(-step, step + 1e-6, max(0.5, step / 3))
