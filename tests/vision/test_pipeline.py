@@ -164,8 +164,8 @@ def test_a_board_read_at_given_corners_takes_the_pits_the_localiser_sees() -> No
 def test_the_pit_radius_of_a_board_of_heaps_is_its_rims_not_its_heaps(seed: int) -> None:
     # Crops are cut at the pit radius, and the counter learnt counts at the true one. On a
     # board of heaps (20 pits of 8-12 seeds) the median pit shows only its heap's smaller
-    # circle; the dozen nearly bare pits show the rim. The radius was 0.68-0.80 of the truth on
-    # four of these six boards when it was taken from the median pit.
+    # circle; the dozen nearly bare pits show the rim. Taken from the median pit, the radius was
+    # 0.68 and 0.80 of the truth on two of these six boards.
     import cv2
 
     from omweso_cam.vision.synth import Scene, render_board
