@@ -523,6 +523,28 @@ def test_on_distrusted_counts_a_board_put_back_mid_move_ends_the_move_in_progres
     assert plies(events) == [str(other)] and tracker.position == after
 
 
+def test_on_distrusted_counts_a_move_seen_part_way_then_finished_unseen_is_followed_with_the_next() -> None:
+    # A move read part-way, then a hand over the board while it is finished and the reply
+    # played: the next still board is two moves on. On distrusted counts two moves are
+    # searched only after the move in progress (a board read 15-25 pits wrong a frame finds
+    # two-move explanations anywhere), and here that finds both.
+    states = sowing_states(START, "a1", SEED)
+    paused = next(s.board for s in states if s.in_hand > 0 and s.lap == 1 and s.event == "drop")
+    first = apply_move(START, "a1", SEED).position
+    reply = next(m for m in legal_moves(first, SEED) if not apply_move(first, m, SEED).never_ending)
+    second = apply_move(first, reply, SEED).position
+    reason = "board small in the image: pits about 25 px across"
+
+    def far(observations: list[Observation]) -> list[Observation]:
+        return [replace(o, unreliable=reason) if o.is_stable else o for o in observations]
+
+    tracker = Tracker(SEED, initial=START)
+    run(tracker, far(sown(paused, 0)))
+    assert tracker.in_progress and tracker.in_progress[0].move == "a1"
+    events = run(tracker, far(sown(second.board, 4)))
+    assert plies(events) == ["a1", str(reply)] and tracker.position == second
+
+
 def test_a_set_up_read_from_distrusted_counts_is_taken_once_the_board_holds_its_seeds() -> None:
     # Pits too small in the picture: one South pit read 8 where it holds 4, confidently. No
     # set-up fits that reading within the usual margin (South holds 36), so a reader that

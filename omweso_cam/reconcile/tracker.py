@@ -519,9 +519,10 @@ class Tracker:
             # each other and must still beat each other clearly, so the most likely legal move
             # is followed (an illegal sowing is then not seen: the event "unreliable" and the
             # camera's warning say so). A board no hinted part-way board explains still sends
-            # the search to every hypothesis; two moves are not searched on such counts (on
-            # a board read 15-25 pits wrong that invented moves: docs/tracking.md).
-            config = replace(config, call_illegal=False, search_depth2=False)
+            # the search to every hypothesis; two moves are searched only after the move in
+            # progress (searched after any move, a board read 15-25 pits wrong invented
+            # moves: docs/tracking.md).
+            config = replace(config, call_illegal=False, depth2_hinted_only=True)
         result = reconcile(self.position, observation, self.rules, config=config,
                            cache=self.cache, hint=hint or None, bias=self._bias)
         self._memo = (memo_key, result)
