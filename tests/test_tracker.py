@@ -61,6 +61,15 @@ def sown(board: list[int] | tuple[int, ...], first: int, frames: int = 3) -> lis
     return [Observation(first, first / 10, HAND)] + [observe(board, frame_index=first + k) for k in range(1, frames + 1)]
 
 
+#: Why a reader distrusts its counts (the warning it gives for pits too small in the picture).
+FAR = "board small in the image: pits about 25 px across"
+
+
+def far(observations: list[Observation], why: str = FAR) -> list[Observation]:
+    """``observations`` as a reader that distrusts its counts reports them: every still one marked ``why``."""
+    return [replace(o, unreliable=why) if o.is_stable else o for o in observations]
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_a_whole_game_is_recovered_with_no_move_during_hand_frames(seed: int) -> None:
     moves = random_game(START, SEED, random.Random(seed), max_plies=30)
@@ -474,21 +483,16 @@ def test_no_alarm_on_counts_the_reader_itself_distrusts() -> None:
     wrong = list(after.board)
     wrong[square_index("e2")] -= 1
     wrong[square_index("e3")] += 1
-    reason = "board small in the image: pits about 25 px across"
-
-    def far(observations: list[Observation], why: str = reason) -> list[Observation]:
-        return [replace(o, unreliable=why) if o.is_stable else o for o in observations]
-
     tracker = Tracker(SEED, initial=START)
     events = run(tracker, far(sown(wrong, 4)))
-    assert [e.kind for e in events] == ["unreliable", "ply", "misreads"] and events[0].data["reason"] == reason
+    assert [e.kind for e in events] == ["unreliable", "ply", "misreads"] and events[0].data["reason"] == FAR
     assert plies(events) == ["d1"] and tracker.phase == PLAYING
     assert tracker.misreads == {"e2": wrong[square_index("e2")], "e3": wrong[square_index("e3")]}
     # The next move, read as unreliably (another pit count in the reason): followed, no new
     # "unreliable" event. It leaves e2 and e3 alone, whose misreads were kept, and reads them
     # as the position has them: those misreads are gone.
     nxt = apply_move(after, "a4", SEED).position
-    events = run(tracker, far(sown(nxt.board, 20), reason.replace("25", "26")))
+    events = run(tracker, far(sown(nxt.board, 20), FAR.replace("25", "26")))
     assert [e.kind for e in events] == ["ply", "misreads"] and plies(events) == ["a4"]
     assert events[1].data == {"pits": {}} and tracker.misreads == {}
     # The same wrong board read by a reader that trusts its counts is an alarm.
@@ -508,11 +512,6 @@ def test_on_distrusted_counts_a_board_put_back_mid_move_ends_the_move_in_progres
     other = next(m for m, o in ((m, apply_move(THREE_LAPS, m, SEED)) for m in legal_moves(THREE_LAPS, SEED))
                  if str(m) != "a1" and not o.never_ending)
     after = apply_move(THREE_LAPS, other, SEED).position
-    reason = "board small in the image: pits about 25 px across"
-
-    def far(observations: list[Observation]) -> list[Observation]:
-        return [replace(o, unreliable=reason) if o.is_stable else o for o in observations]
-
     tracker = Tracker(SEED, initial=THREE_LAPS)
     events = run(tracker, far(sown(paused, 0)))
     assert tracker.in_progress and tracker.in_progress[0].move == "a1"
@@ -533,11 +532,6 @@ def test_on_distrusted_counts_a_move_seen_part_way_then_finished_unseen_is_follo
     first = apply_move(START, "a1", SEED).position
     reply = next(m for m in legal_moves(first, SEED) if not apply_move(first, m, SEED).never_ending)
     second = apply_move(first, reply, SEED).position
-    reason = "board small in the image: pits about 25 px across"
-
-    def far(observations: list[Observation]) -> list[Observation]:
-        return [replace(o, unreliable=reason) if o.is_stable else o for o in observations]
-
     tracker = Tracker(SEED, initial=START)
     run(tracker, far(sown(paused, 0)))
     assert tracker.in_progress and tracker.in_progress[0].move == "a1"
@@ -552,7 +546,6 @@ def test_a_set_up_read_from_distrusted_counts_is_taken_once_the_board_holds_its_
     # is taken, as the most likely legal move is in play. A half-made arrangement is not.
     misread = list(START.board)
     misread[square_index("a1")] = 8
-    reason = "board small in the image: pits about 25 px across"
 
     def stills(board: list[int], why: str) -> list[Observation]:
         return [replace(Observation.from_counts(board, frame_index=i, sigma=0.2), unreliable=why) for i in range(3)]
@@ -561,14 +554,14 @@ def test_a_set_up_read_from_distrusted_counts_is_taken_once_the_board_holds_its_
         return [e for e in run(tracker, stills(board, why)) if e.kind == "setup_stable"]
 
     assert stable_setups(Tracker(SEED), misread, "") == []
-    taken = stable_setups(Tracker(SEED), misread, reason)
+    taken = stable_setups(Tracker(SEED), misread, FAR)
     assert len(taken) == 1
     board = Position.from_notation(taken[0].data["position"]).board
     assert sum(board[:16]) == sum(board[16:]) == 32
     half_made = list(START.board)
     for name in ("a1", "b1", "c1"):
         half_made[square_index(name)] = 0  # 12 seeds still in South's hands
-    assert stable_setups(Tracker(SEED), half_made, reason) == []
+    assert stable_setups(Tracker(SEED), half_made, FAR) == []
 
 
 def test_a_set_up_read_a_seed_or_two_short_is_still_taken_from_the_board_the_players_laid_out() -> None:
