@@ -295,11 +295,12 @@ def reconcile(
         if allowed and free_score - allowed[0].fit <= config.illegal_min_excess_nats:
             candidates = allowed
     best = candidates[0]
-    hinted_first = {move for move, _ in hint or ()}
-    if (free_score - best.fit > config.illegal_min_excess_nats and config.search_depth2
-            and (hinted_first or not config.depth2_hinted_only)):
-        first_traces = tuple(t for t in traces if str(t.move) in hinted_first) if config.depth2_hinted_only else traces
-        deeper = _depth2_candidates(first_traces, score, cache or _DEFAULT_CACHE, rules, config)
+    if free_score - best.fit > config.illegal_min_excess_nats and config.search_depth2:
+        firsts = traces
+        if config.depth2_hinted_only:  # no hint: no first move, so no two-move board
+            hinted = {move for move, _ in hint or ()}
+            firsts = tuple(t for t in traces if str(t.move) in hinted)
+        deeper = _depth2_candidates(firsts, score, cache or _DEFAULT_CACHE, rules, config)
         if deeper and deeper[0].score > best.score:
             candidates = tuple(sorted((*candidates, *deeper), key=lambda c: -c.score))
             best = candidates[0]
