@@ -399,8 +399,8 @@ def replay(folder: Path) -> None:
     for film in sorted(p for p in folder.iterdir() if (p / "truth.json").is_file()):
         truth = json.loads((film / "truth.json").read_text())
         for readings, stem in READINGS.items():
-            path = film / f"{stem}.npz"
-            if not path.is_file():
+            path = _saved_as(film, readings)
+            if path is None or not path.is_file():
                 continue
             replayed = _Replayed(_read_observations(path), float(truth["fps"]))
             start = None if stem == "setup_read" else Position.from_notation(truth["initial"])
