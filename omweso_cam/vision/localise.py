@@ -1366,11 +1366,22 @@ def rim_coherence(gx: np.ndarray, gy: np.ndarray, lattice_to_image: np.ndarray, 
                   radius: float) -> np.ndarray:
     """Per lattice node (col, row): how radial the image gradient is on a ring around a pit's rim there.
 
-    The share of the gradient's energy that points along the radius, in each of eight
-    sectors of the ring, averaged: about 0.5 where the ring holds no round structure
-    (flat wood, grain, cloth, noise, a straight edge), near 1 on a pit's rim whatever
-    its colour or lighting (dark wood, shade). ``radius`` is the pit radius at the
-    lattice's middle (image px); perspective scales it by the local pitch.
+    The share of the gradient's energy that points along the radius in each of eight
+    sectors of the ring (:func:`rim_sectors`), averaged: about 0.5 where the ring holds no
+    round structure (flat wood, grain, cloth, noise, a straight edge), near 1 on a pit's rim
+    whatever its colour or lighting (dark wood, shade). Per sector, then averaged: a
+    straight edge just touching the ring is radial in one sector only, a rim in all of them.
+    """
+    return np.asarray(rim_sectors(gx, gy, lattice_to_image, nodes, radius)[0].mean(axis=1))
+
+
+def rim_sectors(gx: np.ndarray, gy: np.ndarray, lattice_to_image: np.ndarray, nodes: np.ndarray,
+                radius: float) -> tuple[np.ndarray, np.ndarray]:
+    """Two (nodes, 8) arrays: per node and sector of its ring, the share of the gradient's energy
+    along the radius, and the gradient's energy (its mean square).
+
+    ``radius`` is the pit radius at the lattice's middle (image px); perspective scales it
+    by the local pitch.
     """
     h, w = gx.shape
     nodes = np.asarray(nodes, np.float64).reshape(-1, 2)
@@ -1388,12 +1399,10 @@ def rim_coherence(gx: np.ndarray, gy: np.ndarray, lattice_to_image: np.ndarray, 
     ys = np.clip(np.rint(pts[..., 1]).astype(int), 0, h - 1)
     g1, g2 = gx[ys, xs], gy[ys, xs]
     radial = g1 * normals[None, None, :, 0] + g2 * normals[None, None, :, 1]
-    # Per sector of the ring, then averaged: a straight edge just touching the ring is
-    # radial in one sector only, a rim in all of them.
     sectors = (len(nodes), len(_RING_RADII), _RING_SECTORS, -1)
     energy = (g1 * g1 + g2 * g2).reshape(sectors).sum(axis=(1, 3))
     along = (radial * radial).reshape(sectors).sum(axis=(1, 3))
-    return np.asarray((along / np.maximum(energy, 1e-6)).mean(axis=1))
+    return along / np.maximum(energy, 1e-6), energy / (len(_RING_RADII) * len(_RING_ANGLES) // _RING_SECTORS)
 
 
 def _pits_seen(lattice_to_image: np.ndarray, blobs: np.ndarray,
