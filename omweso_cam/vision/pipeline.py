@@ -39,7 +39,7 @@ from omweso_cam.vision.localise import (
     find_markers,
     find_pit_lattice,
     image_gradients,
-    rim_coherence,
+    rim_sectors,
 )
 from omweso_cam.vision.rectify import (
     FixedRectifier,
@@ -89,6 +89,18 @@ class ReaderConfig:
     # stills are as they were.
     shade_chromaticity: float = 0.015
     shade_rim_ratio: float = 0.65
+    # A hand the colour of the wood, or blurred by its motion so the gaps keep the wood's colour,
+    # still hides the pits' rims. A pit is hidden when the four least radial of its ring's eight
+    # sectors (localise.rim_sectors) keep under hidden_rim_ratio of the median pit's radial share
+    # and its ring holds less gradient energy than the median pit's (a hand is smoother than the
+    # rims and seeds it hides; a heap spilling over the rim is the opposite); occluded_pit_group
+    # hidden pits side by side make the board occluded. Chosen on 540 renders with and without a
+    # hand (seeds 4400001+, 4500001+; counts 0-7) and 360 boards of heaps up to 24 without one
+    # (4600001+, 4700001+): 16 more of 242 hands seen, no clear board called occluded that was
+    # not already; a ratio of 0.55 called a board of heaps occluded, and without the energy
+    # condition 0.5 called four (docs/vision.md, "Pits a hand hides").
+    hidden_rim_ratio: float = 0.5
+    occluded_pit_group: int = 2
     # At corners given from outside, the localiser's pit lattice is used when its centre lies
     # within this share of a pitch of the board's (see BoardReader._grid_at_corners).
     max_lattice_offcentre_of_pitch: float = 0.3
@@ -314,13 +326,17 @@ class BoardReader:
         t = lap("grid", t)
 
         foreign, shaded = self._foreign_gaps(board.image, grid)
-        group = _largest_group(foreign)
-        if group >= self.config.occluded_gap_group and self._rims_kept(board.image, grid, foreign):
-            group = _largest_group(foreign & ~shaded)  # a shadow, not a hand (unless other gaps say so)
-        if group >= self.config.occluded_gap_group:
+        rims = _Rims.of(board.image, grid)
+        group = _largest_group(foreign, _GAP_NEIGHBOURS)
+        if group >= self.config.occluded_gap_group and self._rims_kept(rims, foreign):
+            group = _largest_group(foreign & ~shaded, _GAP_NEIGHBOURS)  # a shadow, not a hand (unless other gaps say so)
+        hidden = _largest_group(rims.hidden(self.config.hidden_rim_ratio), _PIT_NEIGHBOURS)
+        if group >= self.config.occluded_gap_group or hidden >= self.config.occluded_pit_group:
             if fresh_grid:
                 self._grid_cache.clear()  # found through a hand: found again on the next frame
-            return finish(OCCLUDED, f"{group} neighbouring gaps between pits hidden (hand or object over the board)",
+            why = (f"{group} neighbouring gaps between pits" if group >= self.config.occluded_gap_group
+                   else f"the rims of {hidden} neighbouring pits")
+            return finish(OCCLUDED, f"{why} hidden (hand or object over the board)",
                           corners_px=corners_out, grid=grid, rectified=board, scale=scale, method=location.method)
 
         # Fewer views than eight: each frame turns to the next ones, so the still frames a
@@ -439,15 +455,35 @@ class BoardReader:
         shaded = foreign & (np.linalg.norm(values[:, 3:], axis=1) < self.config.shade_chromaticity)
         return foreign, shaded
 
-    def _rims_kept(self, rectified: np.ndarray, grid: PitGrid, foreign: np.ndarray) -> bool:
+    def _rims_kept(self, rims: _Rims, foreign: np.ndarray) -> bool:
         """Whether the pits beside the ``foreign`` gaps keep round rims (see ``ReaderConfig.shade_rim_ratio``)."""
         beside = _GAP_PITS[foreign].any(axis=0)
         if beside.all() or not beside.any():
             return False
+        round_ = rims.radial.mean(axis=1)
+        return bool(round_[beside].min() >= self.config.shade_rim_ratio * np.median(round_[~beside]))
+
+
+@dataclass(frozen=True)
+class _Rims:
+    """The 32 pits' rims on the rectified board: per pit and sector of its ring (localise.rim_sectors),
+    the share of the gradient's energy along the radius, and the energy."""
+
+    radial: np.ndarray  # (32, 8)
+    energy: np.ndarray  # (32, 8)
+
+    @classmethod
+    def of(cls, rectified: np.ndarray, grid: PitGrid) -> _Rims:
         gx, gy = image_gradients(cv2.cvtColor(rectified, cv2.COLOR_BGR2GRAY))
         lattice_to_board, _ = cv2.findHomography(PIT_NODES, grid.centers_px)
-        rims = rim_coherence(gx, gy, lattice_to_board, PIT_NODES, grid.radius_px)
-        return bool(rims[beside].min() >= self.config.shade_rim_ratio * np.median(rims[~beside]))
+        radial, energy = rim_sectors(gx, gy, lattice_to_board, PIT_NODES, grid.radius_px)
+        return cls(radial, energy)
+
+    def hidden(self, ratio: float) -> np.ndarray:
+        """Pits whose rim is hidden (see ``ReaderConfig.hidden_rim_ratio``): (32,) bool."""
+        least = np.sort(self.radial, axis=1)[:, : self.radial.shape[1] // 2].mean(axis=1)
+        energy = self.energy.mean(axis=1)
+        return np.asarray((least < ratio * np.median(least)) & (energy < np.median(energy)))
 
 
 def _lab_and_shares(bgr: np.ndarray) -> np.ndarray:
@@ -472,11 +508,13 @@ def _gap_points(centres: np.ndarray) -> np.ndarray:
 GAP_NODES = _gap_points(PIT_NODES.reshape(4, 8, 2))
 _GAP_NEIGHBOURS = np.linalg.norm(GAP_NODES[:, None] - GAP_NODES[None], axis=2) <= 0.75
 _GAP_PITS: np.ndarray = np.all(np.abs(GAP_NODES[:, None] - PIT_NODES[None]) <= 0.5, axis=2)
+#: Pits side by side in a row or a column.
+_PIT_NEIGHBOURS = np.abs(PIT_NODES[:, None] - PIT_NODES[None]).sum(axis=2) == 1
 
 
-def _largest_group(foreign: np.ndarray) -> int:
-    """How many foreign gaps the largest group of neighbouring ones holds (0 when none is foreign)."""
-    unvisited = np.asarray(foreign, bool).copy()
+def _largest_group(marked: np.ndarray, neighbours: np.ndarray) -> int:
+    """How many nodes the largest group of marked neighbouring ones holds (0 when none is marked)."""
+    unvisited = np.asarray(marked, bool).copy()
     largest = 0
     for start in np.flatnonzero(unvisited).tolist():
         if not unvisited[start]:
@@ -487,7 +525,7 @@ def _largest_group(foreign: np.ndarray) -> int:
         while stack:
             node = stack.pop()
             size += 1
-            joined = np.flatnonzero(_GAP_NEIGHBOURS[node] & unvisited)
+            joined = np.flatnonzero(neighbours[node] & unvisited)
             unvisited[joined] = False
             stack.extend(joined.tolist())
         largest = max(largest, size)
