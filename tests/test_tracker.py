@@ -365,6 +365,56 @@ def test_referee_accepts_the_observed_board_or_corrects_a_pit() -> None:
         other.correct_pit("a1", 70)
 
 
+def test_referee_takes_back_a_move_and_the_board_still_showing_it_is_not_committed_again() -> None:
+    d1 = apply_move(START, "d1", SEED).position
+    tracker = Tracker(SEED, initial=START)
+    with pytest.raises(RefereeError, match="no move has been played"):
+        tracker.take_back()
+    assert plies(run(tracker, sown(d1.board, 0))) == ["d1"]
+    events = tracker.take_back()
+    assert [e.kind for e in events] == ["take_back"]
+    assert events[0].data["move"] == "d1" and events[0].data["position"] == START.notation()
+    assert tracker.position == START and tracker.plies == [] and tracker.phase == PLAYING
+    # The board in view still shows d1: more still frames of it commit nothing.
+    assert not plies(run(tracker, [observe(d1.board, frame_index=k) for k in range(4, 10)]))
+    assert tracker.position == START
+    # The players put the board back and play another move: followed as usual.
+    run(tracker, sown(START.board, 10))
+    h1 = apply_move(START, "h1", SEED).position
+    assert plies(run(tracker, sown(h1.board, 20))) == ["h1"] and tracker.position == h1
+
+
+def test_a_move_taken_back_under_a_hand_is_not_committed_again_until_the_board_was_put_back() -> None:
+    # The take-back comes while a hand is over the board (no still reading to hold): the board
+    # the move left is still not that move again, but once the board was put back it is.
+    d1 = apply_move(START, "d1", SEED).position
+    tracker = Tracker(SEED, initial=START)
+    run(tracker, sown(d1.board, 0))
+    tracker.update(Observation(4, 0.4, HAND))
+    tracker.take_back()
+    assert not plies(run(tracker, [observe(d1.board, frame_index=k) for k in range(5, 9)]))
+    run(tracker, sown(START.board, 10))
+    assert plies(run(tracker, sown(d1.board, 20))) == ["d1"] and tracker.position == d1
+
+
+def test_take_back_clears_an_alarm_and_is_refused_once_the_game_is_over() -> None:
+    d1 = apply_move(START, "d1", SEED).position
+    wrong = list(d1.board)
+    wrong[square_index("a4")] -= 2
+    wrong[square_index("h4")] += 2
+    tracker = Tracker(SEED, initial=START)
+    run(tracker, sown(d1.board, 0))
+    run(tracker, sown(wrong, 10))
+    assert tracker.phase == ILLEGAL_PHASE
+    events = tracker.take_back()
+    assert [e.kind for e in events] == ["alarm_cleared", "take_back"] and events[0].data["by"] == "referee_take_back"
+    assert tracker.phase == PLAYING and tracker.position == START and tracker.alarm is None
+    over = Tracker(SEED, initial=START)
+    over.phase = GAME_OVER
+    with pytest.raises(RefereeError, match="no move of a game in play"):
+        over.take_back()
+
+
 def test_pause_mid_move_is_in_progress_never_an_alarm() -> None:
     states = sowing_states(THREE_LAPS, "a1", SEED)
     lap2 = [i for i, s in enumerate(states) if s.lap == 1 and s.in_hand > 0]

@@ -586,10 +586,14 @@ class Tracker:
                 self._mismatch = differs
                 events.append(self._event("mismatch", observed=board_rows(result.observed), differs=list(differs)))
             return
-        board = result.best.board if result.best is not None else result.observed
-        key: tuple[object, ...] = (result.status, board, self.position.board)
-        if self._agreed(key):
+        if self._agreed(self._key(result)):
             self._act(result, observation, events)
+
+    def _key(self, result: Reconciliation) -> tuple[object, ...]:
+        """What a reading in play says, for agreeing frames: the verdict, the board it sees, the position."""
+        assert self.position is not None
+        board = result.best.board if result.best is not None else result.observed
+        return (result.status, board, self.position.board)
 
     def _act(self, result: Reconciliation, observation: Observation, events: list[TrackerEvent]) -> None:
         """Do what an agreed reading of the board in play says."""
@@ -930,6 +934,37 @@ class Tracker:
         self._corrections.clear()
         self._restart_clock(self.time_s)
         events.append(self._ply_event(ply, referee=True))
+        return events
+
+    def take_back(self) -> list[TrackerEvent]:
+        """The referee takes back the game's last ply (a move the camera followed wrongly, or one
+        the players agree to play again): the position before it is the position again.
+
+        The board the move left is not taken as that move again until the tracker has acted on
+        another reading (the board put back, another move): a take-back while the board still
+        shows the move would otherwise commit it again. A move followed wrongly is put right by
+        correcting its misread pits, which re-judges the reading at once. A ply that ended the
+        game cannot be taken back: its result is already counted in the match.
+        """
+        if self.phase not in (PLAYING, ILLEGAL_PHASE) or self.position is None:
+            raise RefereeError(f"there is no move of a game in play to take back (phase is {self.phase})")
+        if not self.plies:
+            raise RefereeError("no move has been played in this game yet")
+        events: list[TrackerEvent] = []
+        self._clear_alarm(events, by="referee_take_back")
+        ply = self.plies.pop()
+        self.position = ply.before
+        self.in_progress = ()
+        self._corrections.clear()
+        if self._evidence is not None:  # the readings of plies still played stay evidence for the set-up
+            self._evidence = [(n, rows) for n, rows in self._evidence if n <= len(self.plies)]
+        self._bias, self._mismatch, self._memo = None, None, None
+        self._disturbed = True  # the board in view may still show the move: it is not the position
+        self._pending, self._pending_count = None, 0
+        self._acted_on = (ACCEPTED, ply.after.board, ply.before.board)  # the move's board, as _key gives it
+        self._restart_clock(self.time_s)
+        events.append(self._event("take_back", n=ply.n, move=ply.move, side=ply.side.value,
+                                  after=ply.after.notation(), position=ply.before.notation()))
         return events
 
     def correct_pit(self, square: str, count: int) -> list[TrackerEvent]:
