@@ -64,6 +64,16 @@ def _execute_script(conn: sqlite3.Connection, script: str) -> None:
 MIGRATIONS: tuple[Migration, ...] = (Migration(1, "matches, games, plies, events", _create_v1),)
 
 
+def _insert_event(conn: sqlite3.Connection, kind: str, *, match_id: int | None, game_id: int | None,
+                  frame: int | None, time_s: float | None, data: Mapping[str, Any] | None) -> int:
+    """Insert one event row inside the caller's transaction; its id."""
+    cur = conn.execute(
+        "INSERT INTO events (match_id, game_id, kind, frame, time_s, data, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (match_id, game_id, kind, frame, time_s, _dumps(data or {}), _now()),
+    )
+    return int(cur.lastrowid or 0)
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
@@ -248,6 +258,27 @@ class MatchRepository:
             )
             conn.execute("UPDATE games SET status = 'playing' WHERE id = ?", (game_id,))
 
+    def take_back_ply(self, game_id: int, n: int, *, match_id: int | None = None, frame: int | None = None,
+                      time_s: float | None = None, data: Mapping[str, Any] | None = None) -> None:
+        """Remove ply ``n``, the game's last, and record a ``take_back`` event holding it, in one transaction.
+
+        The ply taken back stays in the event (move, side, position after, frame), so the
+        record of what was played and undone is not lost.
+        """
+        with self._transaction(games=True) as conn:
+            game = self._game_row(game_id)
+            if game["status"] != "playing":
+                raise StoreError(f"game {game_id} is {game['status']}; no ply can be taken back")
+            row = conn.execute("SELECT n, move, side, after, frame, time_s FROM plies WHERE game_id = ?"
+                               " ORDER BY n DESC LIMIT 1", (game_id,)).fetchone()
+            if row is None or int(row["n"]) != n:
+                raise StoreError(f"game {game_id}: ply {n} is not its last ply")
+            conn.execute("DELETE FROM plies WHERE game_id = ? AND n = ?", (game_id, n))
+            taken = {"n": n, "move": row["move"], "side": row["side"], "after": row["after"],
+                     "ply_frame": row["frame"], "ply_time_s": row["time_s"]}
+            _insert_event(conn, "take_back", match_id=match_id, game_id=game_id, frame=frame, time_s=time_s,
+                          data={**(data or {}), **taken})
+
     def add_event(
         self,
         kind: str,
@@ -260,12 +291,8 @@ class MatchRepository:
     ) -> int:
         """Record an event (illegal sowing, correction, referee decision, camera fault...)."""
         with self._transaction() as conn:
-            cur = conn.execute(
-                "INSERT INTO events (match_id, game_id, kind, frame, time_s, data, recorded_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (match_id, game_id, kind, frame, time_s, _dumps(data or {}), _now()),
-            )
-            return int(cur.lastrowid or 0)
+            return _insert_event(conn, kind, match_id=match_id, game_id=game_id, frame=frame, time_s=time_s,
+                                 data=data)
 
     def finish_game(self, game_id: int, *, result: Mapping[str, Any] | None, annulled: bool = False) -> None:
         """Close a game with its result (``{"winner", "how", "points"}``) or as annulled."""

@@ -297,3 +297,24 @@ def test_a_corrected_set_up_rewrites_the_game_positions_in_one_step(repo: MatchR
     game = repo.get_game(game_id)
     assert game is not None and game["initial"] == START
     assert [(p["move"], p["after"]) for p in game["plies"]] == [("h1", AFTER_H1)]
+
+
+def test_a_ply_taken_back_leaves_the_game_and_stays_in_an_event(repo: MatchRepository) -> None:
+    match_id = repo.create_match(south="Ann", north="Bo", rules="seed")
+    game_id = repo.start_game(match_id, number=1, rules="seed")
+    repo.set_initial(game_id, START)
+    repo.add_ply(game_id, n=1, move="h1", side="S", after=AFTER_H1, frame=40, time_s=4.0)
+    before = repo.get_game(game_id)
+    with pytest.raises(StoreError, match="ply 2 is not its last ply"):
+        repo.take_back_ply(game_id, 2)
+    assert repo.get_game(game_id) == before and not repo.list_events(game_id=game_id)
+    repo.take_back_ply(game_id, 1, match_id=match_id, frame=55, data={"position": START})
+    game = repo.get_game(game_id)
+    assert game is not None and game["plies"] == []
+    [event] = repo.list_events(game_id=game_id)
+    assert event["kind"] == "take_back" and event["frame"] == 55
+    assert event["data"] == {"position": START, "n": 1, "move": "h1", "side": "S", "after": AFTER_H1,
+                             "ply_frame": 40, "ply_time_s": 4.0}
+    # The same ply number is free again.
+    repo.add_ply(game_id, n=1, move="h1", side="S", after=AFTER_H1, frame=60, time_s=6.0)
+    assert [p["frame"] for p in repo.get_game(game_id)["plies"]] == [60]  # type: ignore[index]
