@@ -500,6 +500,9 @@ class LiveSession:
                 if data.get("referee"):
                     self._store_event("referee_accept", {"after": data["after"]}, frame=event.frame)
                 self.bus.publish("ply", dict(data))
+            elif kind == "take_back" and self.game_id is not None:
+                self.repository.take_back_ply(self.game_id, data["n"], match_id=self.match_id, frame=event.frame,
+                                              time_s=event.time_s, data={"position": data["position"]})
             elif kind == "alarm":
                 self._store_event("illegal_sowing", data, frame=data["frame"])
                 self.bus.publish("alarm", {"active": True, "alarm": data})
@@ -732,6 +735,12 @@ class LiveSession:
         """Accept the observed board as the position after the mover's turn (recorded as an event)."""
         with self._lock:
             self._apply(self._need_tracker().accept_observed())
+        self._publish_state()
+
+    def take_back(self) -> None:
+        """Take back the game's last ply (removed from the record, kept in a ``take_back`` event)."""
+        with self._lock:
+            self._apply(self._need_tracker().take_back())
         self._publish_state()
 
     def correct_pit(self, square: str, count: int) -> None:

@@ -155,6 +155,29 @@ def test_illegal_sowing_raises_an_alarm_the_referee_can_accept(tmp_path: Path) -
     assert "referee_accept" in [e["kind"] for e in session.repository.list_events(match_id=state["match"]["id"])]
 
 
+def test_a_move_taken_back_leaves_the_record_and_a_restart_resumes_without_it(tmp_path: Path) -> None:
+    script = script_game(START, ["d1"], SEED)
+    db = tmp_path / "db.sqlite"
+    session = session_for(script, db)
+    session.new_match(south="A", north="B")
+    session.confirm_setup(START.notation(short=True))
+    session.start()
+    assert session.wait(10)
+    assert [p["move"] for p in session.state()["plies"]] == ["d1"]
+    session.take_back()
+    state = session.state()
+    assert state["plies"] == [] and state["position"] == START.notation() and state["phase"] == "playing"
+    game = session.repository.get_game(session.repository.list_games()[0]["id"])
+    assert game is not None and game["plies"] == []
+    [taken] = [e for e in session.repository.list_events() if e["kind"] == "take_back"]
+    assert taken["data"]["move"] == "d1" and taken["data"]["position"] == START.notation()
+    with pytest.raises(ValueError, match="no move has been played"):
+        session.take_back()
+    session.repository.close()
+    state = session_for([ScriptFrame(START.board, "stable", 0)], db).state()  # same database: resumed
+    assert state["phase"] == "playing" and state["plies"] == [] and state["position"] == START.notation()
+
+
 def test_bad_referee_input_is_refused_and_changes_nothing(tmp_path: Path) -> None:
     session = session_for([ScriptFrame(START.board, "stable", 0)], tmp_path / "db.sqlite")
     with pytest.raises(ValueError, match="no match"):

@@ -1,4 +1,4 @@
-"""Live page (board, stream, moves, alarm) and the referee's answers to an illegal-sowing alarm."""
+"""Live page (board, stream, moves, alarm), the referee's answers to an illegal-sowing alarm, taking back a move."""
 
 from __future__ import annotations
 
@@ -28,6 +28,13 @@ def board_restored() -> Response:
 def accept_observed() -> Response:
     """The referee accepts the observed board as the new position."""
     return run_action(lambda s: s.accept_observed())
+
+
+@bp.post("/api/take-back")
+@referee_only
+def take_back() -> Response:
+    """The referee takes back the game's last move (the record keeps it as an event)."""
+    return run_action(lambda s: s.take_back())
 
 
 @bp.post("/api/correct-pit")

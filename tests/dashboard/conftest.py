@@ -136,6 +136,12 @@ class FakeSession:
         self.calls.append(("accept_observed", None))
         self.update(alarm=None, phase="playing", board=alarm["observed"])
 
+    def take_back(self) -> None:
+        if self._state["phase"] not in ("playing", "illegal"):
+            raise ValueError("there is no move of a game in play to take back")
+        self.calls.append(("take_back", None))
+        self.update(plies=self._state["plies"][:-1], alarm=None, phase="playing")
+
     def correct_pit(self, square: str, count: int) -> None:
         self.calls.append(("correct_pit", (square, count)))
         rows = self._state["board"]

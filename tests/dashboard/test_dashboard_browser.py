@@ -214,6 +214,26 @@ def test_correct_a_pit_from_the_alarm(page: Any, live_server: str, session: Fake
     wait_for(lambda: ("correct_pit", ("c2", 1)) in session.calls, "correct_pit")
 
 
+def test_take_back_the_last_move(page: Any, live_server: str, session: FakeSession) -> None:
+    page.goto(f"{live_server}/?token={REFEREE_TOKEN}", wait_until="domcontentloaded")
+    wait_js(page, "document.getElementById('role').textContent === 'referee'")
+    assert page.is_disabled("#btn-take-back")  # no move yet
+    session.publish_move()
+    wait_js(page, "!document.getElementById('btn-take-back').disabled")
+    messages: list[str] = []
+
+    def answer(dialog: Any) -> None:
+        messages.append(dialog.message)
+        dialog.accept()
+
+    page.on("dialog", answer)
+    page.click("#btn-take-back")
+    wait_for(lambda: ("take_back", None) in session.calls, "take_back")
+    assert messages and "Take back S a1?" in messages[0]
+    wait_js(page, "document.querySelectorAll('#moves li').length === 0")
+    assert page.is_disabled("#btn-take-back")
+
+
 def test_calibration_clicks_are_saved(page: Any, live_server: str, session: FakeSession) -> None:
     page.goto(f"{live_server}/calibration?token={REFEREE_TOKEN}", wait_until="domcontentloaded")
     wait_js(page, "document.getElementById('calib-image').naturalWidth > 0")

@@ -21,6 +21,7 @@ ACTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("/api/alarm/board-restored", {}, "board_restored"),
     ("/api/alarm/accept-observed", {}, "accept_observed"),
     ("/api/correct-pit", {"square": "c2", "count": 3}, "correct_pit"),
+    ("/api/take-back", {}, "take_back"),
     ("/api/match", {"south": "Alice", "north": "Bongo", "rules": "seed", "options": {},
                     "mode": "blitz", "first": "N"}, "new_match"),
     ("/api/setup/confirm", {"position": STANDARD}, "confirm_setup"),
@@ -185,8 +186,8 @@ def test_action_with_token_calls_the_session(client: FlaskClient, session: FakeS
 def test_action_arguments_reach_the_session(client: FlaskClient, session: FakeSession,
                                             referee_headers: dict[str, str]) -> None:
     post(client, "/api/correct-pit", {"square": "h4", "count": 0}, **referee_headers)
-    post(client, "/api/match", ACTIONS[3][1], **referee_headers)
-    post(client, "/api/calibration", ACTIONS[5][1], **referee_headers)
+    post(client, "/api/match", ACTIONS[4][1], **referee_headers)
+    post(client, "/api/calibration", ACTIONS[6][1], **referee_headers)
     assert session.calls[0] == ("correct_pit", ("h4", 0))
     assert session.calls[1] == ("new_match", {"south": "Alice", "north": "Bongo", "rules": "seed",
                                               "options": {}, "mode": "blitz", "first": "N"})

@@ -162,6 +162,8 @@ function animateLaps(move) {
 }
 
 function renderMoves(state) {
+  document.getElementById("btn-take-back").disabled =
+    !state.plies.length || !["playing", "illegal"].includes(state.phase);
   const list = document.getElementById("moves");
   list.replaceChildren(...state.plies.map((ply) => {
     const item = document.createElement("li");
@@ -198,6 +200,13 @@ function wire() {
   document.getElementById("btn-accept").addEventListener("click", () => {
     if (confirm("Accept the observed board as the new position?")) {
       action("/api/alarm/accept-observed", {}, render, "Observed board accepted");
+    }
+  });
+  document.getElementById("btn-take-back").addEventListener("click", () => {
+    const last = current && current.plies.length ? current.plies[current.plies.length - 1] : null;
+    if (last && confirm(`Take back ${last.side} ${last.move}? The game goes back to the position before it ` +
+                        "(the record keeps the move as a take-back event).")) {
+      action("/api/take-back", {}, render, `${last.side} ${last.move} taken back`);
     }
   });
   document.getElementById("form-correct").addEventListener("submit", (event) => {
