@@ -501,8 +501,10 @@ class LiveSession:
                     self._store_event("referee_accept", {"after": data["after"]}, frame=event.frame)
                 self.bus.publish("ply", dict(data))
             elif kind == "take_back" and self.game_id is not None:
+                points = data["points"]
                 self.repository.take_back_ply(self.game_id, data["n"], match_id=self.match_id, frame=event.frame,
-                                              time_s=event.time_s, data={"position": data["position"]})
+                                              time_s=event.time_s, data={"position": data["position"]},
+                                              reopen_points=(points["S"], points["N"]) if data["reopened"] else None)
             elif kind == "alarm":
                 self._store_event("illegal_sowing", data, frame=data["frame"])
                 self.bus.publish("alarm", {"active": True, "alarm": data})

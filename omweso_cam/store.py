@@ -259,16 +259,21 @@ class MatchRepository:
             conn.execute("UPDATE games SET status = 'playing' WHERE id = ?", (game_id,))
 
     def take_back_ply(self, game_id: int, n: int, *, match_id: int | None = None, frame: int | None = None,
-                      time_s: float | None = None, data: Mapping[str, Any] | None = None) -> None:
+                      time_s: float | None = None, data: Mapping[str, Any] | None = None,
+                      reopen_points: tuple[int, int] | None = None) -> None:
         """Remove ply ``n``, the game's last, and record a ``take_back`` event holding it, in one transaction.
 
-        The ply taken back stays in the event (move, side, position after, frame), so the
-        record of what was played and undone is not lost.
+        The ply taken back stays in the event (move, side, position after, frame, and the
+        game's result when it ended the game), so the record of what was played and undone is
+        not lost. ``reopen_points`` (South, North) takes back the ply that ended the game: the
+        game is being played again and its match, with those points, too.
         """
         with self._transaction(games=True) as conn:
             game = self._game_row(game_id)
-            if game["status"] != "playing":
-                raise StoreError(f"game {game_id} is {game['status']}; no ply can be taken back")
+            allowed = ("finished", "annulled") if reopen_points is not None else ("playing",)
+            if game["status"] not in allowed:
+                raise StoreError(f"game {game_id} is {game['status']}; no ply can be taken back"
+                                 + (" that ended it" if reopen_points is not None else ""))
             row = conn.execute("SELECT n, move, side, after, frame, time_s FROM plies WHERE game_id = ?"
                                " ORDER BY n DESC LIMIT 1", (game_id,)).fetchone()
             if row is None or int(row["n"]) != n:
@@ -276,6 +281,12 @@ class MatchRepository:
             conn.execute("DELETE FROM plies WHERE game_id = ? AND n = ?", (game_id, n))
             taken = {"n": n, "move": row["move"], "side": row["side"], "after": row["after"],
                      "ply_frame": row["frame"], "ply_time_s": row["time_s"]}
+            if reopen_points is not None:
+                taken["result"] = None if game["result"] is None else json.loads(game["result"])
+                conn.execute("UPDATE games SET status = 'playing', result = NULL, finished_at = NULL WHERE id = ?",
+                             (game_id,))
+                conn.execute("UPDATE matches SET points_s = ?, points_n = ?, winner = NULL, status = 'playing',"
+                             " finished_at = NULL WHERE id = ?", (*reopen_points, game["match_id"]))
             _insert_event(conn, "take_back", match_id=match_id, game_id=game_id, frame=frame, time_s=time_s,
                           data={**(data or {}), **taken})
 

@@ -367,6 +367,33 @@ def test_game_end_is_recorded_and_the_next_game_starts(tmp_path: Path) -> None:
     assert state["setup"]["valid"] is True and state["setup"]["observed"] == [list(r) for r in START.rows()]
 
 
+def test_taking_back_the_move_that_ended_a_game_reopens_it_in_the_store(tmp_path: Path) -> None:
+    from tests.test_tracker import _ending_game
+
+    moves, result = _ending_game(2)
+    assert result.winner is not None
+    db = tmp_path / "db.sqlite"
+    session = session_for(script_game(START, moves, SEED), db)
+    match_id = session.new_match(south="Ann", north="Bo")
+    session.confirm_setup(START.notation())
+    session.start()
+    assert session.wait(20)
+    assert session.state()["phase"] in ("game_over", "match_over")
+    session.take_back()
+    state = session.state()
+    assert state["phase"] == "playing" and state["result"] is None and len(state["plies"]) == len(moves) - 1
+    assert state["match"]["points"] == {"S": 0, "N": 0}
+    [game] = session.repository.list_games(match_id)
+    assert game["status"] == "playing" and game["result"] is None and game["ply_count"] == len(moves) - 1
+    match = session.repository.get_match(match_id)
+    assert match is not None and match["points"] == {"S": 0, "N": 0} and match["status"] == "playing"
+    [taken] = [e for e in session.repository.list_events(match_id=match_id) if e["kind"] == "take_back"]
+    assert taken["data"]["result"]["how"] == result.how
+    session.repository.close()
+    resumed = session_for([ScriptFrame(START.board, "stable", 0)], db).state()  # the same game, resumed
+    assert resumed["phase"] == "playing" and len(resumed["plies"]) == len(moves) - 1
+
+
 def test_state_reads_the_games_list_again_only_after_a_game_or_ply_is_written(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     session = LiveSession(None, repository=tmp_path / "db.sqlite")

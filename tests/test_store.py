@@ -318,3 +318,24 @@ def test_a_ply_taken_back_leaves_the_game_and_stays_in_an_event(repo: MatchRepos
     # The same ply number is free again.
     repo.add_ply(game_id, n=1, move="h1", side="S", after=AFTER_H1, frame=60, time_s=6.0)
     assert [p["frame"] for p in repo.get_game(game_id)["plies"]] == [60]  # type: ignore[index]
+
+
+def test_taking_back_the_ply_that_ended_a_game_reopens_the_game_and_its_match(repo: MatchRepository) -> None:
+    match_id = repo.create_match(south="Ann", north="Bo", rules="seed")
+    game_id = repo.start_game(match_id, number=1, rules="seed")
+    repo.set_initial(game_id, START)
+    repo.add_ply(game_id, n=1, move="h1", side="S", after=AFTER_H1)
+    result = {"winner": "S", "how": "both_ends", "points": 2}
+    repo.finish_game(game_id, result=result)
+    repo.set_match_points(match_id, south=2, north=0)
+    with pytest.raises(StoreError, match="is finished; no ply can be taken back"):
+        repo.take_back_ply(game_id, 1)  # without reopening: refused, nothing written
+    assert repo.get_game(game_id)["plies"] and not repo.list_events(game_id=game_id)  # type: ignore[index]
+    repo.take_back_ply(game_id, 1, match_id=match_id, reopen_points=(0, 0))
+    game, match = repo.get_game(game_id), repo.get_match(match_id)
+    assert game is not None and game["status"] == "playing" and game["result"] is None and game["plies"] == []
+    assert match is not None and match["points"] == {"S": 0, "N": 0} and match["status"] == "playing"
+    [event] = repo.list_events(game_id=game_id)
+    assert event["data"]["result"] == result and event["data"]["move"] == "h1"
+    with pytest.raises(StoreError, match="is playing; no ply can be taken back that ended it"):
+        repo.take_back_ply(game_id, 1, reopen_points=(0, 0))

@@ -397,7 +397,7 @@ def test_a_move_taken_back_under_a_hand_is_not_committed_again_until_the_board_w
     assert plies(run(tracker, sown(d1.board, 20))) == ["d1"] and tracker.position == d1
 
 
-def test_take_back_clears_an_alarm_and_is_refused_once_the_game_is_over() -> None:
+def test_take_back_clears_an_alarm_and_is_refused_before_a_game_starts() -> None:
     d1 = apply_move(START, "d1", SEED).position
     wrong = list(d1.board)
     wrong[square_index("a4")] -= 2
@@ -409,10 +409,9 @@ def test_take_back_clears_an_alarm_and_is_refused_once_the_game_is_over() -> Non
     events = tracker.take_back()
     assert [e.kind for e in events] == ["alarm_cleared", "take_back"] and events[0].data["by"] == "referee_take_back"
     assert tracker.phase == PLAYING and tracker.position == START and tracker.alarm is None
-    over = Tracker(SEED, initial=START)
-    over.phase = GAME_OVER
-    with pytest.raises(RefereeError, match="no move of a game in play"):
-        over.take_back()
+    fresh = Tracker(SEED)  # the set-up of a game not yet confirmed
+    with pytest.raises(RefereeError, match="no move of a game to take back"):
+        fresh.take_back()
 
 
 def test_pause_mid_move_is_in_progress_never_an_alarm() -> None:
@@ -488,6 +487,28 @@ def test_the_match_ends_at_the_target() -> None:
     expect_over = 10 + result.points >= 12
     assert (tracker.phase == MATCH_OVER) == expect_over
     assert (tracker.phase == GAME_OVER) == (not expect_over)
+
+
+@pytest.mark.parametrize("played", [0, 5])
+def test_taking_back_the_move_that_ended_the_game_takes_its_result_out_of_the_match(played: int) -> None:
+    # A game over (played = 0) or, with five games of 2 points won before, possibly the match.
+    moves, result = _ending_game(5)
+    assert result.winner is not None
+    before = Match(SEED, Side.SOUTH, (GameResult(result.winner, "both_ends", 2),) * played)
+    tracker = Tracker(SEED, initial=START, match=before)
+    run(tracker, observations(script_game(START, moves, SEED)))
+    assert tracker.phase in (GAME_OVER, MATCH_OVER) and tracker.result == result
+    last = tracker.plies[-1]
+    [event] = tracker.take_back()
+    assert event.data["reopened"] is True and event.data["move"] == last.move
+    assert tracker.phase == PLAYING and tracker.result is None and tracker.match == before
+    assert event.data["points"] == {"S": before.points()[0], "N": before.points()[1]}
+    assert tracker.position == last.before and len(tracker.plies) == len(moves) - 1
+    # The board put back (a hand), the move played again: it ends the game again.
+    script = script_game(last.before, [last.move], SEED)
+    events = run(tracker, [Observation(999, 99.9, HAND)]
+                 + [replace(o, frame_index=o.frame_index + 1000) for o in observations(script)])
+    assert plies(events) == [last.move] and [e.kind for e in events if e.kind == "game_over"] == ["game_over"]
 
 
 def test_blitz_flags_a_late_start_and_an_overtime_move() -> None:

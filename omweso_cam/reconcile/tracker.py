@@ -943,16 +943,23 @@ class Tracker:
         The board the move left is not taken as that move again until the tracker has acted on
         another reading (the board put back, another move): a take-back while the board still
         shows the move would otherwise commit it again. A move followed wrongly is put right by
-        correcting its misread pits, which re-judges the reading at once. A ply that ended the
-        game cannot be taken back: its result is already counted in the match.
+        correcting its misread pits, which re-judges the reading at once. Taking back the move
+        that ended the game (or the match) takes its result out of the match: the game is in
+        play again. That is possible until the next game begins (its set-up read or confirmed).
         """
-        if self.phase not in (PLAYING, ILLEGAL_PHASE) or self.position is None:
-            raise RefereeError(f"there is no move of a game in play to take back (phase is {self.phase})")
+        if self.phase not in (PLAYING, ILLEGAL_PHASE, GAME_OVER, MATCH_OVER) or self.position is None:
+            raise RefereeError(f"there is no move of a game to take back (phase is {self.phase})")
         if not self.plies:
             raise RefereeError("no move has been played in this game yet")
         events: list[TrackerEvent] = []
         self._clear_alarm(events, by="referee_take_back")
         ply = self.plies.pop()
+        reopened = self.phase in (GAME_OVER, MATCH_OVER)
+        if reopened:  # the game's result (the last in the match) goes with the move that ended it
+            self.match = replace(self.match, results=self.match.results[:-1])
+            self.result = None
+            self.phase = PLAYING
+            self.setup, self._setup_candidate, self._setup_rows = None, None, None
         self.position = ply.before
         self.in_progress = ()
         self._corrections.clear()
@@ -963,8 +970,10 @@ class Tracker:
         self._pending, self._pending_count = None, 0
         self._acted_on = (ACCEPTED, ply.after.board, ply.before.board)  # the move's board, as _key gives it
         self._restart_clock(self.time_s)
+        south, north = self.match.points()
         events.append(self._event("take_back", n=ply.n, move=ply.move, side=ply.side.value,
-                                  after=ply.after.notation(), position=ply.before.notation()))
+                                  after=ply.after.notation(), position=ply.before.notation(), reopened=reopened,
+                                  points={"S": south, "N": north}))
         return events
 
     def correct_pit(self, square: str, count: int) -> list[TrackerEvent]:

@@ -137,8 +137,8 @@ class FakeSession:
         self.update(alarm=None, phase="playing", board=alarm["observed"])
 
     def take_back(self) -> None:
-        if self._state["phase"] not in ("playing", "illegal"):
-            raise ValueError("there is no move of a game in play to take back")
+        if self._state["phase"] not in ("playing", "illegal", "game_over", "match_over"):
+            raise ValueError("there is no move of a game to take back")
         self.calls.append(("take_back", None))
         self.update(plies=self._state["plies"][:-1], alarm=None, phase="playing")
 

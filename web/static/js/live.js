@@ -162,8 +162,8 @@ function animateLaps(move) {
 }
 
 function renderMoves(state) {
-  document.getElementById("btn-take-back").disabled =
-    !state.plies.length || !["playing", "illegal"].includes(state.phase);
+  // The plies listed are the current game's, or the game just ended (until the next one begins).
+  document.getElementById("btn-take-back").disabled = !state.plies.length;
   const list = document.getElementById("moves");
   list.replaceChildren(...state.plies.map((ply) => {
     const item = document.createElement("li");
