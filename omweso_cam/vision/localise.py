@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 import cv2
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from omweso_cam.vision.grid import lattice_score
 
@@ -735,13 +736,16 @@ def _walk_lattice(pts: np.ndarray, u: np.ndarray, v: np.ndarray, start: int) -> 
     while queue:
         i = queue.pop()
         ui, vi = step[i]
-        for di, dj, vec in ((1, 0, ui), (-1, 0, -ui), (0, 1, vi), (0, -1, -vi)):
-            # One step, or two when a pit is hidden (a hand, a heap the circle finder missed).
+        moves = ((1, 0, ui), (-1, 0, -ui), (0, 1, vi), (0, -1, -vi))
+        # One step, or two when a pit is hidden (a hand, a heap the circle finder missed): the
+        # distances to all eight targets at once.
+        targets = np.array([pts[i] + n * vec for _, _, vec in moves for n in (1, 2)])
+        dists = np.linalg.norm(pts[None] - targets[:, None], axis=2)
+        nearest = np.argmin(dists, axis=1)
+        for m, (di, dj, _) in enumerate(moves):
             for n in (1, 2):
-                target = pts[i] + n * vec
-                dist = np.linalg.norm(pts - target, axis=1)
-                j = int(np.argmin(dist))
-                if dist[j] > tol:
+                j = int(nearest[2 * m + n - 1])
+                if dists[2 * m + n - 1, j] > tol:
                     continue
                 if j not in coords:
                     coords[j] = (coords[i][0] + n * di, coords[i][1] + n * dj)
@@ -969,16 +973,20 @@ def _edge_points(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.
     dist = np.where(inside, dist, np.inf)
     n_in = max(2, round(config.colour_window_of_pitch / step))
     gap = max(1, round(0.02 / step))
+    # The colour distance's median over every window of n_in offsets along each profile (window
+    # s starts at offset s; the last ones are cut short by the profile's end), all at once.
+    padded = np.concatenate([dist, np.full((len(ts), n_in - 1), np.nan)], axis=1)
+    window_median = np.nanmedian(sliding_window_view(padded, n_in, axis=1), axis=2)
     # Every edge point with the surface's colour inside and another colour outside, per profile.
     found: list[tuple[int, int, np.ndarray]] = []  # (profile, offset index, image point)
     for i in range(len(ts)):
-        gi, di = g[i], dist[i]
+        gi = g[i]
         floor = max(config.min_board_edge_strength, 0.25 * float(gi.max()))
         for k in range(n_in + gap, len(offsets) - 1 - gap):
             if not (gi[k] >= floor and gi[k] >= gi[k - 1] and gi[k] > gi[k + 1]):
                 continue
-            inner = float(np.median(di[k - gap - n_in + 1 : k - gap + 1]))
-            outer = float(np.median(di[k + gap : k + gap + n_in]))
+            inner = float(window_median[i, k - gap - n_in + 1])
+            outer = float(window_median[i, k + gap])
             if inner <= config.min_surface_contrast and outer - inner >= config.min_edge_colour_step:
                 # Sub-sample peak position (parabola through the peak and its neighbours).
                 denom = gi[k - 1] - 2 * gi[k] + gi[k + 1]
