@@ -74,6 +74,18 @@ def _insert_event(conn: sqlite3.Connection, kind: str, *, match_id: int | None, 
     return int(cur.lastrowid or 0)
 
 
+def _set_game_status(conn: sqlite3.Connection, game_id: int, status: str, result: Mapping[str, Any] | None) -> None:
+    """A game's status and result inside the caller's transaction; finished now unless it is being played."""
+    conn.execute("UPDATE games SET status = ?, result = ?, finished_at = ? WHERE id = ?",
+                 (status, None if result is None else _dumps(result), None if status == "playing" else _now(), game_id))
+
+
+def _set_match_points(conn: sqlite3.Connection, match_id: int, south: int, north: int, winner: str | None) -> None:
+    """A match's score inside the caller's transaction; with ``winner`` it is finished, else being played."""
+    conn.execute("UPDATE matches SET points_s = ?, points_n = ?, winner = ?, status = ?, finished_at = ? WHERE id = ?",
+                 (south, north, winner, "finished" if winner else "playing", _now() if winner else None, match_id))
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
@@ -283,10 +295,9 @@ class MatchRepository:
                      "ply_frame": row["frame"], "ply_time_s": row["time_s"]}
             if reopen_points is not None:
                 taken["result"] = None if game["result"] is None else json.loads(game["result"])
-                conn.execute("UPDATE games SET status = 'playing', result = NULL, finished_at = NULL WHERE id = ?",
-                             (game_id,))
-                conn.execute("UPDATE matches SET points_s = ?, points_n = ?, winner = NULL, status = 'playing',"
-                             " finished_at = NULL WHERE id = ?", (*reopen_points, game["match_id"]))
+                _set_game_status(conn, game_id, "playing", None)
+                if game["match_id"] is not None:
+                    _set_match_points(conn, game["match_id"], *reopen_points, None)
             _insert_event(conn, "take_back", match_id=match_id, game_id=game_id, frame=frame, time_s=time_s,
                           data={**(data or {}), **taken})
 
@@ -310,21 +321,13 @@ class MatchRepository:
         self._game_row(game_id)
         status = "annulled" if annulled else "finished"
         with self._transaction(games=True) as conn:
-            conn.execute(
-                "UPDATE games SET status = ?, result = ?, finished_at = ? WHERE id = ?",
-                (status, None if result is None else _dumps(result), _now(), game_id),
-            )
+            _set_game_status(conn, game_id, status, result)
 
     def set_match_points(self, match_id: int, *, south: int, north: int, winner: str | None = None) -> None:
         """Update a match's score; with ``winner`` the match is finished."""
         self._match_row(match_id)
         with self._transaction() as conn:
-            conn.execute(
-                "UPDATE matches SET points_s = ?, points_n = ?, winner = ?, status = ?, finished_at = ?"
-                " WHERE id = ?",
-                (south, north, winner, "finished" if winner else "playing",
-                 _now() if winner else None, match_id),
-            )
+            _set_match_points(conn, match_id, south, north, winner)
 
     # ------------------------------------------------------------------ reads
 
