@@ -591,9 +591,11 @@ class Tracker:
 
     def _key(self, result: Reconciliation) -> tuple[object, ...]:
         """What a reading in play says, for agreeing frames: the verdict, the board it sees, the position."""
+        return self._key_of(result.status, result.best.board if result.best is not None else result.observed)
+
+    def _key_of(self, status: str, board: object) -> tuple[object, ...]:
         assert self.position is not None
-        board = result.best.board if result.best is not None else result.observed
-        return (result.status, board, self.position.board)
+        return (status, board, self.position.board)
 
     def _act(self, result: Reconciliation, observation: Observation, events: list[TrackerEvent]) -> None:
         """Do what an agreed reading of the board in play says."""
@@ -968,7 +970,7 @@ class Tracker:
         self._bias, self._mismatch, self._memo = None, None, None
         self._disturbed = True  # the board in view may still show the move: it is not the position
         self._pending, self._pending_count = None, 0
-        self._acted_on = (ACCEPTED, ply.after.board, ply.before.board)  # the move's board, as _key gives it
+        self._acted_on = self._key_of(ACCEPTED, ply.after.board)  # the move's board, against the position before it
         self._restart_clock(self.time_s)
         south, north = self.match.points()
         events.append(self._event("take_back", n=ply.n, move=ply.move, side=ply.side.value,
