@@ -13,7 +13,7 @@ from omweso_cam.reconcile.simulate import ScriptFrame, observe, script_game
 from omweso_cam.rules import Position, RuleSet, apply_move, square_index
 from omweso_cam.runner import LiveSession, RunnerConfig, track_source
 from omweso_cam.vision.frames import CORRUPT, DISCONNECTED, FRAME, RECONNECTED, Frame, FrameSource
-from tests.test_tracker import FREE, FREE_GAME
+from tests.test_tracker import FREE, FREE_GAME, moved
 
 SEED = RuleSet.preset("seed")
 START = Position.standard()
@@ -126,9 +126,7 @@ def test_a_restarted_session_resumes_the_match(tmp_path: Path) -> None:
 
 def test_illegal_sowing_raises_an_alarm_the_referee_can_accept(tmp_path: Path) -> None:
     after = apply_move(START, "d1", SEED).position
-    wrong = list(after.board)
-    wrong[square_index("e2")] -= 1
-    wrong[square_index("e3")] += 1
+    wrong = moved(after.board, "e2", "e3")
     script = [ScriptFrame(START.board, "stable", 0)] * 3 + [ScriptFrame(None, "hand", 0)] * 2
     script += [ScriptFrame(tuple(wrong), "stable", 0)] * 4
     session = session_for(script, tmp_path / "db.sqlite")

@@ -45,6 +45,14 @@ START = Position.standard()
 THREE_LAPS = Position.from_notation("5,0,4,4,4,4,4,4/1,1,1,0,0,0,0,0/0,0,0,0,0,1,1,1/4,4,4,4,4,4,0,5 S 2 0:0")
 
 
+def moved(board: Sequence[int], source: str, target: str, seeds: int = 1) -> list[int]:
+    """``board`` with ``seeds`` taken out of pit ``source`` and put into pit ``target`` (a wrong sowing)."""
+    out = list(board)
+    out[square_index(source)] -= seeds
+    out[square_index(target)] += seeds
+    return out
+
+
 def run(tracker: Tracker, obs: list[Observation]) -> list[TrackerEvent]:
     events: list[TrackerEvent] = []
     for o in obs:
@@ -139,9 +147,7 @@ def test_an_invalid_set_up_is_reported_and_refused_by_confirm() -> None:
 
 def test_illegal_sowing_alarm_keeps_the_last_legal_position_until_restored() -> None:
     after = apply_move(START, "d1", SEED).position
-    wrong = list(after.board)
-    wrong[square_index("e2")] -= 1
-    wrong[square_index("e3")] += 1  # a seed sown into North's pit
+    wrong = moved(after.board, "e2", "e3")  # a seed sown into North's pit
     tracker = Tracker(SEED, initial=START)
     events = run(tracker, sown(wrong, 0))
     alarms = [e for e in events if e.kind == "alarm"]
@@ -167,9 +173,7 @@ def test_illegal_sowing_alarm_keeps_the_last_legal_position_until_restored() -> 
 
 def test_after_an_alarm_a_legal_successor_clears_it() -> None:
     after = apply_move(START, "d1", SEED).position
-    wrong = list(after.board)
-    wrong[square_index("e2")] -= 1
-    wrong[square_index("e3")] += 1
+    wrong = moved(after.board, "e2", "e3")
     tracker = Tracker(SEED, initial=START)
     run(tracker, sown(wrong, 0))
     events = run(tracker, sown(after.board, 4))
@@ -335,9 +339,7 @@ def test_seeds_put_into_a_misread_pit_are_still_an_illegal_sowing() -> None:
 
 def test_referee_accepts_the_observed_board_or_corrects_a_pit() -> None:
     after = apply_move(START, "d1", SEED).position
-    wrong = list(after.board)
-    wrong[square_index("e2")] -= 1
-    wrong[square_index("e3")] += 1
+    wrong = moved(after.board, "e2", "e3")
     tracker = Tracker(SEED, initial=START)
     with pytest.raises(RefereeError, match="no illegal-sowing alarm"):
         tracker.board_restored()
@@ -399,9 +401,7 @@ def test_a_move_taken_back_under_a_hand_is_not_committed_again_until_the_board_w
 
 def test_take_back_clears_an_alarm_and_is_refused_before_a_game_starts() -> None:
     d1 = apply_move(START, "d1", SEED).position
-    wrong = list(d1.board)
-    wrong[square_index("a4")] -= 2
-    wrong[square_index("h4")] += 2
+    wrong = moved(d1.board, "a4", "h4", seeds=2)
     tracker = Tracker(SEED, initial=START)
     run(tracker, sown(d1.board, 0))
     run(tracker, sown(wrong, 10))
@@ -551,9 +551,7 @@ def test_no_alarm_on_counts_the_reader_itself_distrusts() -> None:
     # says its counts are unreliable, so they cannot call the sowing illegal. The most likely
     # legal move is followed instead, and an event says once why nothing was judged.
     after = apply_move(START, "d1", SEED).position
-    wrong = list(after.board)
-    wrong[square_index("e2")] -= 1
-    wrong[square_index("e3")] += 1
+    wrong = moved(after.board, "e2", "e3")
     tracker = Tracker(SEED, initial=START)
     events = run(tracker, far(sown(wrong, 4)))
     assert [e.kind for e in events] == ["unreliable", "ply", "misreads"] and events[0].data["reason"] == FAR
@@ -742,9 +740,8 @@ def test_an_illegal_sowing_after_a_set_up_read_cleanly_is_flagged() -> None:
     # move is an alarm, not a different set-up.
     moves = ["g1", "b4"]
     boards = _played(START, moves)
-    wrong = list(_played(Position(boards[-1], Side.SOUTH, 2, (0, 0)), ["a1"])[-1])
-    wrong[square_index("b1")] -= 1
-    wrong[square_index("b3")] += 1  # a seed sown into North's pit
+    played = _played(Position(boards[-1], Side.SOUTH, 2, (0, 0)), ["a1"])[-1]
+    wrong = moved(played, "b1", "b3")  # a seed sown into North's pit
     tracker = Tracker(SEED)
     frames = [Observation.from_counts(START.board, frame_index=i, sigma=0.2) for i in range(3)]
     for k, board in enumerate([*boards[1:], wrong]):
