@@ -91,6 +91,14 @@ class LocaliseConfig:
     # of 0.47; boards 0.9-5).
     oblique_stretches: tuple[float, ...] = (1.4, 1.9)
     min_oblique_lattice_score: float = 0.8
+    # Last of the pit searches: pits as discs darker or lighter than the wood around them, where
+    # their rims are too faint for the circle finder and seeds' outlines are the strongest edges
+    # (dark wood, dim light). See _disc_blobs. Only in the contrast-stretched dark regions.
+    disc_search: bool = False
+    disc_scale_px: float = 6.0  # each pit radius is searched on the image shrunk to make it this many pixels
+    disc_min_response: float = 1.0  # a disc's contrast against the local contrast's RMS at its scale
+    max_disc_blobs: int = 400
+    disc_radius_of_pitch: float = 0.36
     retry_contrast_clip: float = 3.0  # CLAHE clip limit of the second, contrast-stretched circle search
     candidate_score_ratio: float = 0.6  # refine candidates scoring at least this share of the best
     profiles_per_side: int = 24  # outward profiles searched for each side's edge
@@ -384,8 +392,8 @@ def find_board(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig
         # The outline must show the pit pattern too (a dotted cloth's lattice of circles does not),
         # unless nearly every pit was seen as a circle: in dark wood the pits barely differ in
         # colour from the surface, and a cloth's circles do not stop at a 4x8 block. A lattice
-        # found only on the image stretched upright must show the pattern clearly.
-        if lattice.oblique:
+        # found only by a last-resort search must show the pattern clearly.
+        if lattice.last_resort:
             return score_of(lattice) >= config.min_oblique_lattice_score
         return lattice.seen >= config.min_pits_seen_to_trust or score_of(lattice) >= config.min_pit_lattice_score
 
@@ -459,7 +467,7 @@ def _stretched_board(image_bgr: np.ndarray, quads: list[np.ndarray], config: Loc
         stretched[region == 0] = np.median(stretched[region > 0], axis=0) // 2
         # Not the oblique searches: on these last-resort regions they placed a lattice on the
         # wrong thing (one of the 150 scan renders, seeds 1600001+).
-        lattice = find_pit_lattice(stretched, config=replace(config, oblique_stretches=()))
+        lattice = find_pit_lattice(stretched, config=replace(config, oblique_stretches=(), disc_search=True))
         if lattice is None:
             continue
         small, scale = _downscale(stretched, config.work_max_side_px)
@@ -577,6 +585,55 @@ def _circles(gray: np.ndarray, config: LocaliseConfig, *, small_pits: bool = Fal
         return np.zeros((0, 4))
     c = circles.reshape(-1, 3).astype(np.float64)
     return np.hstack([c, (len(c) - np.arange(len(c)))[:, None].astype(np.float64)])
+
+
+def _disc_blobs(gray: np.ndarray, config: LocaliseConfig) -> np.ndarray:
+    """Pits as discs of another shade than the wood around them (x, y, r, rank score), strongest first.
+
+    The circle finder looks for round rims; on dark wood in dim light a pit's rim is faint
+    and the seeds' outlines are the strongest edges in it, yet the pit itself is a disc
+    darker (or, full of light seeds, lighter) than its surroundings. For each pit radius
+    (steps of 1.2 over the circle finder's range), the image is shrunk so the radius is
+    ``disc_scale_px`` pixels, seeds are wiped out by an opening and a closing smaller than a
+    pit, and a difference of Gaussians (sigma half the radius and the radius) is divided by
+    its own local RMS: a disc on low-contrast wood scores like one on a contrasty table, so a
+    checked cloth beside the board does not outrank the pits. Local extremes over
+    ``disc_min_response``, then the strongest of any overlapping across radii.
+    """
+    side = max(gray.shape[:2])
+    k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))  # under a pit radius of disc_scale_px, over a seed
+    xs, ys, rs, responses = [], [], [], []
+    radius = side * config.min_pit_radius_frac
+    while radius <= side * config.max_pit_radius_frac:
+        f = min(1.0, config.disc_scale_px / radius)
+        image = cv2.resize(gray, None, fx=f, fy=f, interpolation=cv2.INTER_AREA) if f < 1.0 else gray
+        image = cv2.morphologyEx(cv2.morphologyEx(image, cv2.MORPH_OPEN, k), cv2.MORPH_CLOSE, k).astype(np.float32)
+        r = radius * f
+        dog = cv2.GaussianBlur(image, (0, 0), 0.5 * r) - cv2.GaussianBlur(image, (0, 0), r)
+        strength = np.abs(dog / np.sqrt(cv2.GaussianBlur(dog * dog, (0, 0), 2.5 * r) + 1.0))
+        peak = (strength == cv2.dilate(strength, k)) & (strength > config.disc_min_response)
+        py, px = np.nonzero(peak)
+        xs.append(px / f)
+        ys.append(py / f)
+        rs.append(np.full(len(px), radius))
+        responses.append(strength[py, px])
+        radius *= 1.2
+    if not xs:
+        return np.zeros((0, 4))
+    found = np.stack([np.concatenate(xs), np.concatenate(ys), np.concatenate(rs), np.concatenate(responses)], axis=1)
+    found = found[np.argsort(-found[:, 3])]
+    kept: list[int] = []
+    for i, (x, y, r, _) in enumerate(found):
+        if kept:
+            other = found[kept]
+            if np.any(np.hypot(other[:, 0] - x, other[:, 1] - y) < 0.8 * np.minimum(other[:, 2], r)):
+                continue
+        kept.append(i)
+        if len(kept) >= config.max_disc_blobs:
+            break
+    blobs = found[kept]
+    blobs[:, 3] = len(blobs) - np.arange(len(blobs))
+    return blobs
 
 
 #: The 32 pit centres in lattice coordinates (col, row), image order.
@@ -1242,7 +1299,9 @@ class PitLattice(NamedTuple):
     centres: np.ndarray  # the 32 pit centres, the lattice's own order (it may run either way)
     radius: float  # median radius of the circles seen on pits
     seen: int  # pits seen as circles
-    oblique: bool = False  # found only on the image stretched upright (see LocaliseConfig.oblique_stretches)
+    # Found only by a last-resort search (the image stretched upright, LocaliseConfig.oblique_stretches,
+    # or pits as discs, LocaliseConfig.disc_search): believed only on a clear pit pattern.
+    last_resort: bool = False
 
     def location(self, score: float, found_by: str) -> BoardLocation:
         """The board where this lattice puts it; ``score`` its pit-pattern score."""
@@ -1315,23 +1374,25 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
             lattice_to_image, base, circles = moved[top], scores[top], circled[top]
         return lattice_to_image
 
-    def searches() -> Iterator[tuple[np.ndarray, bool]]:
-        yield _circles(gray, config), False
+    def searches() -> Iterator[tuple[np.ndarray, str]]:
+        yield _circles(gray, config), "circles"
         # Low contrast (dark pits in dark wood, dim light, blur): the same search on a locally
         # contrast-stretched image.
         clahe = cv2.createCLAHE(clipLimit=config.retry_contrast_clip, tileGridSize=(8, 8))
-        yield _circles(clahe.apply(gray), config), False
-        yield _circles(gray, config, small_pits=True), False
+        yield _circles(clahe.apply(gray), config), "circles"
+        yield _circles(gray, config, small_pits=True), "circles"
         # A steep camera sees the pits as ellipses, flattened along the image's height when it
         # stands on a side of the board: stretched upright, they are circles again.
         for stretch in config.oblique_stretches:
             tall = cv2.resize(gray, (gray.shape[1], round(gray.shape[0] * stretch)), interpolation=cv2.INTER_LINEAR)
             circles = _circles(tall, config)
             circles[:, 1] /= stretch
-            yield circles, True
+            yield circles, "oblique"
+        if config.disc_search:
+            yield _disc_blobs(gray, config), "discs"
 
     best: PitLattice | None = None
-    for blobs, oblique in searches():
+    for blobs, search in searches():
         found = _lattice_from_blobs(blobs, choose)
         if found is None:
             continue
@@ -1340,14 +1401,19 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
         if pits is None:
             continue
         seen, centres, radius = pits
-        if not pits_stop(lattice_to_image, _pit_radius(lattice_to_image, blobs)):
+        if search == "discs":
+            # Faint rims are why this search ran, so their roundness says nothing; the discs'
+            # own pattern stopping at the board is checked (_lattice_from_blobs). Discs show a
+            # pit's dark (or seed-filled) inside, not its rim: the radius is the usual share of the pitch.
+            radius = config.disc_radius_of_pitch * _nearest_circles(lattice_to_image, blobs)[1]
+        elif not pits_stop(lattice_to_image, _pit_radius(lattice_to_image, blobs)):
             continue
         corners = _board_outline(images, lattice_to_image, config)
         # The lattice knows which sides are long (its rows of 8 run along them).
         if _signed_area(corners) < 0:
             corners = corners[::-1].copy()  # a mirrored lattice: clockwise again, a long side still first
         lattice = PitLattice(_south_at_bottom(corners / scale, True), centres / scale, radius / scale, len(seen),
-                             oblique)
+                             search != "circles")
         if trusted is None or trusted(lattice):
             return lattice
         if best is None or lattice.seen > best.seen:
