@@ -1314,7 +1314,12 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
     """The board's pits as a lattice of round rims, and the board's outline around it.
 
     The circle searches run in turn until one gives a lattice ``trusted`` accepts (any
-    lattice when None); failing that, the lattice with the most pits seen as circles.
+    lattice when None) with nearly every pit seen as a circle (``min_pits_seen_to_trust``);
+    failing that, the accepted lattice with the most pits seen, else the lattice with the
+    most pits seen. A lattice on fewer circles can be believed and still be a column or
+    half a pitch off: on a tilted board the plain search finds circles on the elliptical
+    pits and across neighbours, where a later search, on the image stretched upright,
+    sees the pits themselves.
     """
     small, scale = _downscale(image_bgr, config.pit_search_max_side_px)
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
@@ -1391,7 +1396,8 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
         if config.disc_search:
             yield _disc_blobs(gray, config), "discs"
 
-    best: PitLattice | None = None
+    best: PitLattice | None = None  # the lattice with the most pits seen as circles
+    believed: PitLattice | None = None  # ... of those ``trusted`` accepts
     for blobs, search in searches():
         found = _lattice_from_blobs(blobs, choose)
         if found is None:
@@ -1415,10 +1421,13 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
         lattice = PitLattice(_south_at_bottom(corners / scale, True), centres / scale, radius / scale, len(seen),
                              search != "circles")
         if trusted is None or trusted(lattice):
-            return lattice
-        if best is None or lattice.seen > best.seen:
+            if lattice.seen >= config.min_pits_seen_to_trust:
+                return lattice
+            if believed is None or lattice.seen > believed.seen:
+                believed = lattice
+        elif best is None or lattice.seen > best.seen:
             best = lattice
-    return best
+    return believed or best
 
 
 #: Placements near a lattice (col, row) -> (col + shear * row + dc, row + dr), as homographies
