@@ -397,7 +397,7 @@ def find_board(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig
             return score_of(lattice) >= config.min_oblique_lattice_score
         return lattice.seen >= config.min_pits_seen_to_trust or score_of(lattice) >= config.min_pit_lattice_score
 
-    lattice = find_pit_lattice(image_bgr, config=config, trusted=trusted)
+    lattice = find_pit_lattice(image_bgr, config=config, trusted=trusted, score=score_of)
     if lattice is not None and trusted(lattice):
         return lattice.location(score_of(lattice), "pit lattice")
     candidates: dict[tuple[int, ...], np.ndarray] = {}
@@ -1310,16 +1310,21 @@ class PitLattice(NamedTuple):
 
 
 def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig(),
-                     trusted: Callable[[PitLattice], bool] | None = None) -> PitLattice | None:
+                     trusted: Callable[[PitLattice], bool] | None = None,
+                     score: Callable[[PitLattice], float] | None = None) -> PitLattice | None:
     """The board's pits as a lattice of round rims, and the board's outline around it.
 
     The circle searches run in turn until one gives a lattice ``trusted`` accepts (any
-    lattice when None) with nearly every pit seen as a circle (``min_pits_seen_to_trust``);
-    failing that, the accepted lattice with the most pits seen, else the lattice with the
-    most pits seen. A lattice on fewer circles can be believed and still be a column or
-    half a pitch off: on a tilted board the plain search finds circles on the elliptical
-    pits and across neighbours, where a later search, on the image stretched upright,
-    sees the pits themselves.
+    lattice when None); failing that, the lattice with the most pits seen as circles.
+    With ``score`` (how clearly a lattice's outline shows the pit pattern) the searches go
+    on while the lattice believed has fewer than ``min_pits_seen_to_trust`` pits seen, and
+    a later one is believed instead when it sees more pits and shows the pattern at least
+    as clearly. A lattice on few circles can be believed and still be a column or half a
+    pitch off: on a tilted board the plain search finds circles on the elliptical pits
+    and across neighbours, where a later search, on the image stretched upright, sees the
+    pits themselves. (More pits seen alone is not enough: on the demo film a lattice
+    through 27 pits' circles was sheared off the board's far end, its pattern less clear
+    than the first one's through 25.)
     """
     small, scale = _downscale(image_bgr, config.pit_search_max_side_px)
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
@@ -1421,10 +1426,12 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
         lattice = PitLattice(_south_at_bottom(corners / scale, True), centres / scale, radius / scale, len(seen),
                              search != "circles")
         if trusted is None or trusted(lattice):
-            if lattice.seen >= config.min_pits_seen_to_trust:
+            if score is None:
                 return lattice
-            if believed is None or lattice.seen > believed.seen:
+            if believed is None or (lattice.seen > believed.seen and score(lattice) >= score(believed)):
                 believed = lattice
+            if believed.seen >= config.min_pits_seen_to_trust:
+                return believed
         elif best is None or lattice.seen > best.seen:
             best = lattice
     return believed or best
