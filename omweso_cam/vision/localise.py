@@ -466,7 +466,8 @@ def _stretched_board(image_bgr: np.ndarray, quads: list[np.ndarray], config: Loc
         stretched = np.clip((image_bgr - lo) * (255.0 / np.maximum(hi - lo, 1.0)), 0, 255).astype(np.uint8)
         stretched[region == 0] = np.median(stretched[region > 0], axis=0) // 2
         # Not the oblique searches: on these last-resort regions they placed a lattice on the
-        # wrong thing (one of the 150 scan renders, seeds 1600001+).
+        # wrong thing (one of the 150 scan renders, seeds 1600001+). The pits as discs, though:
+        # a dark board's rims can stay faint even stretched (LocaliseConfig.disc_search).
         lattice = find_pit_lattice(stretched, config=replace(config, oblique_stretches=(), disc_search=True))
         if lattice is None:
             continue
