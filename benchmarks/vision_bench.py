@@ -10,6 +10,8 @@ Localisation scan: the markerless finder alone on renders of three styles withou
 boards not found, pit lattices placed a column or row off, outlines off.
 Occlusion: renders of three styles with and without a hand, read at their true corners:
 clear boards called occluded (a shadow, a lamp) and occluded boards said occluded.
+Steep cameras: renders of the three styles at 40, 45, 50 and 55 degrees from vertical (beyond
+the 35 degrees of every set above), found and read as `omweso-cam read` does.
 Pit size: default-style renders at 640x360, 800x450 and 1280x720, read at their true
 corners, counting accuracy by pit diameter in the image (what "Camera placement" in the
 README rests on).
@@ -140,6 +142,39 @@ def _occlusion(n: int, seed: int) -> list[list[object]]:
 SIZE_BINS = ((0, 24), (24, 30), (30, 36), (36, 44), (44, 56), (56, 80), (80, 10_000))
 
 
+def _tilted(n: int, seed: int, tilts: tuple[int, ...] = (40, 45, 50, 55)) -> list[list[object]]:
+    """Rows (tilt, renders, boards found, read, corners within 1%, 0-6 exact of the pits read) for
+    cameras further from vertical than any render set above (up to 35 degrees): ``n`` renders per
+    tilt, the three styles in turn, no hand, the standard set-up and mid-games of 0-6 in turn,
+    read as ``omweso-cam read`` does (the board found automatically)."""
+    from omweso_cam.vision.pipeline import BoardReader
+    from omweso_cam.vision.synth import Scene, render_board
+
+    reader = BoardReader()
+    styles = ("default", "unseen", "randomised")
+    rows: list[list[object]] = []
+    for tilt in tilts:
+        found = read = close = exact = pits = 0
+        for k in range(n):
+            rng = np.random.default_rng(seed + 1000 * tilt + k)
+            counts = [4] * 8 + [0] * 16 + [4] * 8 if k % 2 == 0 else [int(c) for c in rng.integers(0, 7, 32)]
+            scene = Scene.random(rng, style=styles[k % 3], hand=False, tilt_deg=float(tilt))
+            image, truth = render_board(counts, scene=scene, rng=rng)
+            reading = reader.read(image)
+            if reading.corners_px is None or truth.corners_px is None:
+                continue
+            found += 1
+            corners = np.asarray(truth.corners_px)
+            error = np.linalg.norm(np.asarray(reading.corners_px) - corners, axis=1).max()
+            close += bool(error < 0.01 * np.linalg.norm(corners[0] - corners[2]))
+            if reading.status == "ok" and reading.counts is not None:
+                read += 1
+                exact += sum(a == b for a, b in zip(reading.counts, counts, strict=True))
+                pits += len(counts)
+        rows.append([f"{tilt} degrees", n, found, read, close, f"{exact / pits:.1%}" if pits else "n/a"])
+    return rows
+
+
 def _by_pit_size(n: int, seed: int) -> list[list[object]]:
     """Rows (pit diameter bin, boards, 0-6 exact, 0-6 within 1) of renders read at their true corners."""
     from omweso_cam.vision.pipeline import BoardReader
@@ -238,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="renders per style for the localisation scan (default, unseen, randomised; 0: none)")
     parser.add_argument("--occlusion", type=int, default=20,
                         help="renders per style and hand/no hand for the occlusion table (0: none)")
+    parser.add_argument("--tilt-renders", type=int, default=12,
+                        help="renders per tilt for the steep-camera table (40-55 degrees; 0: none)")
     parser.add_argument("--speed-frames", type=int, default=60, help="frames timed for the speed rows (0: none)")
     parser.add_argument("--json", type=Path, help="also write the numbers here")
     args = parser.parse_args(argv)
@@ -276,6 +313,11 @@ def main(argv: list[str] | None = None) -> int:
             [f"occlusion test (true corners, seeds {args.seed + 300_000}+)", "clear boards", "called occluded",
              "occluded boards", "said occluded"],
             _occlusion(args.occlusion, args.seed + 300_000))
+    if args.tilt_renders:
+        results["tilted"] = _print_table(
+            [f"camera tilt (seeds {args.seed + 400_000} + 1000 x tilt +)", "renders", "boards found",
+             "read (not called occluded)", "corners within 1%", "0-6 exact of the pits read"],
+            _tilted(args.tilt_renders, args.seed + 400_000))
     if args.size_renders:
         results["by_pit_size"] = _print_table(
             ["pit diameter in the image (px), default style, true corners", "boards", "0-6 exact", "0-6 within 1"],
