@@ -147,6 +147,7 @@ def _tilted(n: int, seed: int, tilts: tuple[int, ...] = (40, 45, 50, 55)) -> lis
     cameras further from vertical than any render set above (up to 35 degrees): ``n`` renders per
     tilt, the three styles in turn, no hand, the standard set-up and mid-games of 0-6 in turn,
     read as ``omweso-cam read`` does (the board found automatically)."""
+    from omweso_cam.vision.evaluate import corner_error
     from omweso_cam.vision.pipeline import BoardReader
     from omweso_cam.vision.synth import Scene, render_board
 
@@ -164,9 +165,7 @@ def _tilted(n: int, seed: int, tilts: tuple[int, ...] = (40, 45, 50, 55)) -> lis
             if reading.corners_px is None or truth.corners_px is None:
                 continue
             found += 1
-            corners = np.asarray(truth.corners_px)
-            error = np.linalg.norm(np.asarray(reading.corners_px) - corners, axis=1).max()
-            close += bool(error < 0.01 * np.linalg.norm(corners[0] - corners[2]))
+            close += corner_error(np.asarray(reading.corners_px), np.asarray(truth.corners_px)) < 0.01
             if reading.status == "ok" and reading.counts is not None:
                 read += 1
                 exact += sum(a == b for a, b in zip(reading.counts, counts, strict=True))
