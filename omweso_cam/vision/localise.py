@@ -14,8 +14,9 @@ Three ways, one result type (:class:`BoardLocation`):
   ones do not. One radial lens distortion, fitted so that all sides come out straight
   (plumb line), bends the corners back into the image. Without a lattice: candidate
   quads from colour segmentation and edges, each checked for the pit pattern (which
-  also rejects empty tables); last, the lattice search again inside the largest dark
-  segmented regions, their contrast stretched (a dark board in dim light);
+  also rejects empty tables); then the lattice search again inside the largest dark
+  segmented regions, their contrast stretched (a dark board in dim light); last, inside
+  the segmented regions warped top-down (a steep, turned camera's elliptical pits);
 * :func:`find_markers` - four printed ArUco markers (ids 0..3 = TL, TR, BR, BL
   seen from South) lying just outside the board corners;
 * :func:`parse_corners` - four points given by a person.
@@ -78,10 +79,18 @@ class LocaliseConfig:
     stretched_regions: int = 3
     stretched_max_level: float = 64.0  # only dark regions (median grey level 0..255 below this) are stretched
     stretched_min_lattice_score: float = 0.5
+    # Last of all: the segmented regions that show the pit pattern best (this many, each under
+    # max_rectified_area_frac of the image), warped top-down and searched for the pit lattice
+    # (see _rectified_board). rectified_pad: the quad's share of the warped image left each side.
+    rectified_regions: int = 3
+    max_rectified_area_frac: float = 0.9
+    rectified_pad: float = 0.08
+    rectified_width_px: int = 640
     min_edge_support: float = 25.0  # a segmented quad's sides must sit on edges at least this strong (Sobel units)
     min_pit_radius_frac: float = 0.012  # pit radius range searched, of the image's longer side
     max_pit_radius_frac: float = 0.06
     min_small_pit_radius_frac: float = 0.006  # second try, for small boards: radii from this up
+    small_pit_search: bool = True
     pit_search_max_side_px: int = 960  # circles are searched at this size (small boards have small pits)
     hough_edge_threshold: float = 80.0  # Canny high threshold of the circle finder
     hough_min_roundness: float = 0.5  # HOUGH_GRADIENT_ALT circle "perfectness" (0..1)
@@ -406,7 +415,8 @@ def find_board(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig
             candidates.setdefault(_quad_key(quad, 0.02 * max(h, w)), quad)
     quads = list(candidates.values())
     return (_segmented_board(image_bgr, small, scale, quads, config)
-            or _stretched_board(image_bgr, [q / scale for q in quads], config))
+            or _stretched_board(image_bgr, [q / scale for q in quads], config)
+            or _rectified_board(image_bgr, small, scale, quads, config))
 
 
 def _segmented_board(image_bgr: np.ndarray, small: np.ndarray, scale: float, quads: list[np.ndarray],
@@ -475,6 +485,72 @@ def _stretched_board(image_bgr: np.ndarray, quads: list[np.ndarray], config: Loc
         score = float(lattice_score(small, lattice.corners * scale))
         if score >= config.stretched_min_lattice_score:
             return lattice.location(score, "pit lattice, contrast stretched")
+    return None
+
+
+def _rectified_board(image_bgr: np.ndarray, small: np.ndarray, scale: float, quads: list[np.ndarray],
+                     config: LocaliseConfig) -> BoardLocation | None:
+    """The pit lattice found in a segmented region warped to a top-down view.
+
+    Last resort for a camera well off vertical, or turned so the board's rows run aslant:
+    the pits are ellipses the circle finder misses, flattened along a direction the
+    upright stretches (``oblique_stretches``) do not undo, and their colour too faint
+    against the grain for the segmented quad's pit-pattern score. The region (``small``'s
+    pixels) warped so that its quad is a rectangle of the board's proportions makes them
+    circles again, whatever the camera's angle; the quad need not be the board's top face
+    exactly (a side face, a shadow beside it), only roughly on the table's plane. The
+    lattice found there is believed on the same terms as a last-resort lattice in the image
+    (nearly every pit seen, or a clear pit pattern), and mapped back.
+    """
+    from omweso_cam.vision.rectify import board_aspect
+
+    if not config.rectified_regions:
+        return None
+    h, w = small.shape[:2]
+    plausible = [q for q in quads if abs(cv2.contourArea(q.astype(np.float32))) < config.max_rectified_area_frac * h * w]
+    scored = sorted((best_orientation(small, q) for q in plausible), key=lambda item: -item[0])
+    # The pits' size is known from the warp: a quarter to half of the pitch, an eighth of the quad's width.
+    pitch_frac = (1.0 - 2.0 * config.rectified_pad) / 8.0
+    search_config = replace(config, oblique_stretches=(), disc_search=False, small_pit_search=False,
+                            pit_search_max_side_px=config.rectified_width_px,
+                            min_pit_radius_frac=0.15 * pitch_frac, max_pit_radius_frac=0.6 * pitch_frac)
+    for _, ordered in scored[: config.rectified_regions]:
+        corners = ordered / scale
+        aspect = board_aspect(corners, (image_bgr.shape[1], image_bgr.shape[0])) or 2.0
+        if aspect < 1.0:  # the quad's first side is a short one: start from the next corner
+            corners, aspect = np.roll(corners, -1, axis=0), 1.0 / aspect
+        aspect = min(aspect, 4.0)
+        width = float(config.rectified_width_px)
+        height = width / aspect
+        pad = config.rectified_pad
+        target = np.array([[pad * width, pad * height], [(1 - pad) * width, pad * height],
+                           [(1 - pad) * width, (1 - pad) * height], [pad * width, (1 - pad) * height]], np.float32)
+        warp = cv2.getPerspectiveTransform(corners.astype(np.float32), target)
+        top_down = cv2.warpPerspective(image_bgr, warp, (round(width), round(height)), flags=cv2.INTER_LINEAR,
+                                       borderMode=cv2.BORDER_REPLICATE)
+        top_small, top_scale = _downscale(top_down, config.work_max_side_px)
+
+        def top_score(lattice: PitLattice, top_small: np.ndarray = top_small, top_scale: float = top_scale) -> float:
+            return float(lattice_score(top_small, lattice.corners * top_scale))
+
+        def believed(lattice: PitLattice, top_score: Callable[[PitLattice], float] = top_score) -> bool:
+            return lattice.seen >= config.min_pits_seen_to_trust or top_score(lattice) >= config.min_oblique_lattice_score
+
+        lattice = find_pit_lattice(top_down, config=search_config, trusted=believed, score=top_score)
+        if lattice is None or not believed(lattice):
+            continue
+        back = np.linalg.inv(warp)
+        found = cv2.perspectiveTransform(lattice.corners.reshape(-1, 1, 2).astype(np.float64), back).reshape(-1, 2)
+        centres = cv2.perspectiveTransform(lattice.centres.reshape(-1, 1, 2).astype(np.float64), back).reshape(-1, 2)
+        if _signed_area(found) < 0:
+            found = found[::-1].copy()
+        # The warp keeps the lattice's rows of 8 along TL-TR (both clockwise on screen).
+        found = _south_at_bottom(found, True)
+        pitch_top = float(np.median(np.linalg.norm(np.diff(lattice.centres.reshape(4, 8, 2), axis=1), axis=2)))
+        pitch = float(np.median(np.linalg.norm(np.diff(centres.reshape(4, 8, 2), axis=1), axis=2)))
+        score = float(lattice_score(small, found * scale))
+        return BoardLocation(found, "auto", score, {"found_by": "pit lattice, rectified region", "pit_centers_px": centres,
+                                                    "pit_radius_px": lattice.radius * pitch / max(pitch_top, 1e-6)})
     return None
 
 
@@ -1391,7 +1467,8 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
         # contrast-stretched image.
         clahe = cv2.createCLAHE(clipLimit=config.retry_contrast_clip, tileGridSize=(8, 8))
         yield _circles(clahe.apply(gray), config), "circles"
-        yield _circles(gray, config, small_pits=True), "circles"
+        if config.small_pit_search:
+            yield _circles(gray, config, small_pits=True), "circles"
         # A steep camera sees the pits as ellipses, flattened along the image's height when it
         # stands on a side of the board: stretched upright, they are circles again.
         for stretch in config.oblique_stretches:

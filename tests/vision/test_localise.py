@@ -421,9 +421,10 @@ def test_find_board_tries_a_contrast_stretched_search_when_few_pits_were_circles
 
 def test_a_dark_board_in_dim_light_is_found_by_stretching_the_contrast_of_its_region() -> None:
     # A dark board whose pits the circle search misses, and whose segmented outline shows too
-    # weak a pit pattern to be believed: found only in the contrast-stretched region.
+    # weak a pit pattern to be believed: found in the contrast-stretched region (and, without
+    # that search, by the last one, in the region warped top-down).
     image, truth = _scan_render("default", 1_100_016, "set-up")
-    assert find_board(image, config=LocaliseConfig(stretched_regions=0)) is None
+    assert find_board(image, config=LocaliseConfig(stretched_regions=0, rectified_regions=0)) is None
     found = find_board(image)
     assert found is not None and found.detail["found_by"] == "pit lattice, contrast stretched"
     assert corner_error(found.corners_px, np.asarray(truth.corners_px)) < 0.02
@@ -441,7 +442,8 @@ def test_a_dark_board_whose_rims_are_faint_is_found_from_its_pits_as_discs() -> 
     rng = np.random.default_rng(7_720_005)
     counts = [int(c) for c in rng.integers(0, 7, 32)]
     image, truth = render_board(counts, scene=Scene.random(rng, style="default", hand=False, tilt_deg=20.0), rng=rng)
-    assert find_board(image, config=LocaliseConfig(stretched_regions=0)) is None
+    # (The last search, in the segmented region warped top-down, finds it too, when this one is off.)
+    assert find_board(image, config=LocaliseConfig(stretched_regions=0, rectified_regions=0)) is None
     found = find_board(image)
     assert found is not None and found.detail["found_by"] == "pit lattice, contrast stretched"
     assert pits_off(found, truth.pit_centers_px) < 0.5  # no pit a column or row off (vision_bench's scan)
@@ -465,3 +467,23 @@ def test_a_lattice_on_few_circles_gives_way_to_one_that_sees_more_pits(seed: int
     assert found is not None
     assert pits_off(found, truth.pit_centers_px) < 0.25
     assert corner_error(found.corners_px, np.asarray(truth.corners_px)) < 0.04
+
+
+@pytest.mark.parametrize(("seed", "style"), [(8_820_041, "unseen"), (8_820_045, "randomised")])
+def test_a_steep_board_is_found_in_its_region_warped_top_down(seed: int, style: str) -> None:
+    # A camera 36 and 56 degrees from vertical: the pits are ellipses aslant in the image (the
+    # camera is turned), which neither the circle searches nor their upright stretches see,
+    # and too faint against the grain for the segmented outline's pit-pattern score. Warped
+    # so that the segmented outline is a rectangle, the pits are circles again.
+    from omweso_cam.vision.synth import Scene, render_board
+
+    rng = np.random.default_rng(seed)
+    counts = [int(c) for c in rng.integers(0, 8, 32)]
+    tilt = float(rng.uniform(0.0, 60.0))
+    image, truth = render_board(counts, scene=Scene.random(rng, style=style, hand=False, tilt_deg=tilt), rng=rng)
+    assert tilt > 35.0
+    assert find_board(image, config=LocaliseConfig(rectified_regions=0)) is None
+    found = find_board(image)
+    assert found is not None and found.detail["found_by"] == "pit lattice, rectified region"
+    assert pits_off(found, truth.pit_centers_px) < 0.25
+    assert corner_error(found.corners_px, np.asarray(truth.corners_px)) < 0.03
