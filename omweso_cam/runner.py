@@ -69,7 +69,9 @@ class RunnerConfig:
     monitor's quiet period in seconds; they become frame counts from the source's frame
     rate (at least one frame), so a 4 fps frame folder and a 30 fps camera behave alike.
     ``max_reads_per_stable_run``: a still board read more often gives no new information
-    (a board at fixed corners, read in fewer views a frame, is read until every view was seen).
+    (a board at fixed corners, read in fewer views a frame, is read until every view was seen);
+    a still scene in which a read found no board is not read again until something moves
+    (that read ran every board search, about a second; the whole frame is watched from then on).
     ``fixed_views``: how many of the counter's eight views of each pit a read of a board at
     fixed corners (a calibration, or the session's lock) averages. Fewer are faster (one
     view: a 1280x720 read in 17-19 ms, eight: about 30-50 ms, as only pits the first view
@@ -205,8 +207,11 @@ class FrameProcessor:
         if motion != STABLE:
             self._reads_this_run = 0
             return Observation(frame.index, frame.timestamp_s, motion), None
-        if self._reads_this_run >= self._max_reads() and self._last_observation is not None:
-            last = self._last_observation
+        last = self._last_observation
+        if last is not None and (self._reads_this_run >= self._max_reads()
+                                 or (self._reads_this_run and last.status == NO_BOARD)):
+            # A still board read enough; or nothing moved since a read found no board, which
+            # the next still frames would only repeat (every search runs: about a second).
             return replace(last, frame_index=frame.index, timestamp_s=frame.timestamp_s), None
         reading = self.reader.read(frame.image, frame_index=frame.index, timestamp_s=frame.timestamp_s)
         self.last_reading = reading
@@ -217,8 +222,10 @@ class FrameProcessor:
         if reading.corners_px is not None and reading.status == "ok":
             self.stability.set_region(reading.corners_px, (w, h))
             self._maybe_lock(reading, (w, h))
+        elif reading.status == NO_BOARD:
+            self.stability.set_region(None)  # a board may come into view anywhere: watch the whole frame
         self._reads_this_run += 1
-        self._last_observation = reading.observation if reading.observation.is_stable else None
+        self._last_observation = reading.observation if reading.observation.status in (STABLE, NO_BOARD) else None
         return reading.observation, reading
 
 

@@ -291,3 +291,34 @@ def test_an_arm_over_a_board_small_in_the_frame_is_seen() -> None:
         cv2.line(arm, (700 + 40 * k, 0), (690 + 40 * k, 330), (50, 45, 50), 12)
         said.append(monitor.update(_noisy(arm, rng)))
     assert STABLE not in said, said
+
+
+def test_a_still_scene_without_a_board_is_searched_once_until_something_moves() -> None:
+    # Every board search runs when there is no board (about a second a frame): reading each
+    # still frame again would only repeat it, and leave a live camera's picture a second
+    # behind. The whole frame is watched from then on, so a board put down anywhere is seen.
+    from omweso_cam.observation import MOVING, NO_BOARD, Observation
+    from omweso_cam.runner import FrameProcessor
+    from omweso_cam.vision.frames import Frame
+    from omweso_cam.vision.pipeline import Reading
+
+    class EmptyTable(_FakeReader):
+        def read(self, image: np.ndarray, *, frame_index: int = 0, timestamp_s: float = 0.0):  # type: ignore[no-untyped-def]
+            self.reads += 1
+            return Reading(NO_BOARD, Observation(frame_index, timestamp_s, NO_BOARD, detail="no board found"))
+
+    quad = [[256.0, 144.0], [1024.0, 144.0], [1024.0, 576.0], [256.0, 576.0]]
+    reader = EmptyTable([quad])
+    stability = StabilityMonitor(StabilityConfig(stable_frames=1))
+    stability.set_region(np.array(quad), (1280, 720))  # where a board was last seen
+    processor = FrameProcessor(reader, stability, max_reads_per_stable_run=3)  # type: ignore[arg-type]
+    rng = np.random.default_rng(0)
+    table = _frame(rng)
+    statuses = [processor.process(Frame(i, i / 4, table))[0].status for i in range(10)]
+    assert statuses[1:] == [NO_BOARD] * 9 and reader.reads == 1
+    # Something moves far from the old board's place: watched, so the next still run is read again.
+    moved = table.copy()
+    moved[20:140, 20:140] = 255 - moved[20:140, 20:140]
+    assert processor.process(Frame(10, 2.5, moved))[0].status == MOVING
+    statuses = [processor.process(Frame(i, i / 4, moved))[0].status for i in range(11, 15)]
+    assert statuses == [NO_BOARD] * 4 and reader.reads == 2
