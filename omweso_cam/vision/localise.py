@@ -526,6 +526,8 @@ def _rectified_board(image_bgr: np.ndarray, small: np.ndarray, scale: float, qua
         target = np.array([[pad * width, pad * height], [(1 - pad) * width, pad * height],
                            [(1 - pad) * width, (1 - pad) * height], [pad * width, (1 - pad) * height]], np.float32)
         warp = cv2.getPerspectiveTransform(corners.astype(np.float32), target)
+        if not np.all(np.isfinite(warp)) or abs(float(np.linalg.det(warp))) < 1e-12:
+            continue  # a degenerate outline (three corners in a line)
         top_down = cv2.warpPerspective(image_bgr, warp, (round(width), round(height)), flags=cv2.INTER_LINEAR,
                                        borderMode=cv2.BORDER_REPLICATE)
         top_small, top_scale = _downscale(top_down, config.work_max_side_px)
