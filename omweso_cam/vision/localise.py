@@ -509,7 +509,8 @@ def _rectified_board(image_bgr: np.ndarray, small: np.ndarray, scale: float, qua
     h, w = small.shape[:2]
     plausible = [q for q in quads if abs(cv2.contourArea(q.astype(np.float32))) < config.max_rectified_area_frac * h * w]
     scored = sorted((best_orientation(small, q) for q in plausible), key=lambda item: -item[0])
-    # The pits' size is known from the warp: a quarter to half of the pitch, an eighth of the quad's width.
+    # The pits' size is known from the warp: their radius is about a third of the pitch, an eighth of
+    # the quad's width; 0.15-0.6 of it is searched (the quad may be a little larger or smaller than the board).
     pitch_frac = (1.0 - 2.0 * config.rectified_pad) / 8.0
     search_config = replace(config, oblique_stretches=(), disc_search=False, small_pit_search=False,
                             pit_search_max_side_px=config.rectified_width_px,
