@@ -452,17 +452,24 @@ def test_a_dark_board_whose_rims_are_faint_is_found_from_its_pits_as_discs() -> 
     assert sum(a == b for a, b in zip(reading.counts, counts, strict=True)) >= 24
 
 
-@pytest.mark.parametrize(("seed", "style"), [(8_800_083, "unseen"), (8_800_136, "default")])
-def test_a_lattice_on_few_circles_gives_way_to_one_that_sees_more_pits(seed: int, style: str) -> None:
-    # Tilted boards (30 and 55 degrees): the plain circle search found circles on a third of
-    # the elliptical pits and across neighbours, and its lattice, believed, was a column (and
-    # half a pitch) off. The search on the image stretched upright sees 27-32 pits, in place.
+def _any_tilt_render(seed: int, style: str):  # type: ignore[no-untyped-def]
+    """(image, truth, tilt) of a board the way the board finder's studies drew them (docs/vision.md,
+    "Finding the board"): 0-7 seeds a pit, a camera 0-60 degrees from vertical, no hand."""
     from omweso_cam.vision.synth import Scene, render_board
 
     rng = np.random.default_rng(seed)
     counts = [int(c) for c in rng.integers(0, 8, 32)]
     tilt = float(rng.uniform(0.0, 60.0))
     image, truth = render_board(counts, scene=Scene.random(rng, style=style, hand=False, tilt_deg=tilt), rng=rng)
+    return image, truth, tilt
+
+
+@pytest.mark.parametrize(("seed", "style"), [(8_800_083, "unseen"), (8_800_136, "default")])
+def test_a_lattice_on_few_circles_gives_way_to_one_that_sees_more_pits(seed: int, style: str) -> None:
+    # Tilted boards (30 and 55 degrees): the plain circle search found circles on a third of
+    # the elliptical pits and across neighbours, and its lattice, believed, was a column (and
+    # half a pitch) off. The search on the image stretched upright sees 27-32 pits, in place.
+    image, truth, _ = _any_tilt_render(seed, style)
     found = find_board(image)
     assert found is not None
     assert pits_off(found, truth.pit_centers_px) < 0.25
@@ -475,12 +482,7 @@ def test_a_steep_board_is_found_in_its_region_warped_top_down(seed: int, style: 
     # camera is turned), which neither the circle searches nor their upright stretches see,
     # and too faint against the grain for the segmented outline's pit-pattern score. Warped
     # so that the segmented outline is a rectangle, the pits are circles again.
-    from omweso_cam.vision.synth import Scene, render_board
-
-    rng = np.random.default_rng(seed)
-    counts = [int(c) for c in rng.integers(0, 8, 32)]
-    tilt = float(rng.uniform(0.0, 60.0))
-    image, truth = render_board(counts, scene=Scene.random(rng, style=style, hand=False, tilt_deg=tilt), rng=rng)
+    image, truth, tilt = _any_tilt_render(seed, style)
     assert tilt > 35.0
     assert find_board(image, config=LocaliseConfig(rectified_regions=0)) is None
     found = find_board(image)
