@@ -101,6 +101,10 @@ class ReaderConfig:
     # condition 0.5 called four (docs/vision.md, "Pits a hand hides").
     hidden_rim_ratio: float = 0.5
     occluded_pit_group: int = 2
+    # One hidden pit is enough when its ring is smooth: under this share of the median pit's
+    # gradient energy (a hand over a single pit; seeds and grain leave edges). See docs/vision.md,
+    # "Pits a hand hides".
+    smooth_rim_energy_ratio: float = 0.3
     # At corners given from outside, the localiser's pit lattice is used when its centre lies
     # within this share of a pitch of the board's (see BoardReader._grid_at_corners).
     max_lattice_offcentre_of_pitch: float = 0.3
@@ -331,11 +335,13 @@ class BoardReader:
         if group >= self.config.occluded_gap_group and self._rims_kept(rims, foreign):
             group = _largest_group(foreign & ~shaded, _GAP_NEIGHBOURS)  # a shadow, not a hand (unless other gaps say so)
         hidden = _largest_group(rims.hidden(self.config.hidden_rim_ratio), _PIT_NEIGHBOURS)
-        if group >= self.config.occluded_gap_group or hidden >= self.config.occluded_pit_group:
+        smooth = int(rims.hidden(self.config.hidden_rim_ratio, self.config.smooth_rim_energy_ratio).sum())
+        if group >= self.config.occluded_gap_group or hidden >= self.config.occluded_pit_group or smooth:
             if fresh_grid:
                 self._grid_cache.clear()  # found through a hand: found again on the next frame
             why = (f"{group} neighbouring gaps between pits" if group >= self.config.occluded_gap_group
-                   else f"the rims of {hidden} neighbouring pits")
+                   else f"the rims of {hidden} neighbouring pits" if hidden >= self.config.occluded_pit_group
+                   else f"the rim of {'a pit' if smooth == 1 else f'{smooth} pits'}, under something smooth,")
             return finish(OCCLUDED, f"{why} hidden (hand or object over the board)",
                           corners_px=corners_out, grid=grid, rectified=board, scale=scale, method=location.method)
 
@@ -479,11 +485,12 @@ class _Rims:
         radial, energy = rim_sectors(gx, gy, lattice_to_board, PIT_NODES, grid.radius_px)
         return cls(radial, energy)
 
-    def hidden(self, ratio: float) -> np.ndarray:
-        """Pits whose rim is hidden (see ``ReaderConfig.hidden_rim_ratio``): (32,) bool."""
+    def hidden(self, ratio: float, energy_ratio: float = 1.0) -> np.ndarray:
+        """Pits whose rim is hidden (see ``ReaderConfig.hidden_rim_ratio``) and whose ring holds
+        less than ``energy_ratio`` of the median pit's gradient energy: (32,) bool."""
         least = np.sort(self.radial, axis=1)[:, : self.radial.shape[1] // 2].mean(axis=1)
         energy = self.energy.mean(axis=1)
-        return np.asarray((least < ratio * np.median(least)) & (energy < np.median(energy)))
+        return np.asarray((least < ratio * np.median(least)) & (energy < energy_ratio * np.median(energy)))
 
 
 def _lab_and_shares(bgr: np.ndarray) -> np.ndarray:
