@@ -223,7 +223,7 @@ class FrameProcessor:
             self.stability.set_region(reading.corners_px, (w, h))
             self._maybe_lock(reading, (w, h))
         elif reading.status == NO_BOARD:
-            self.stability.set_region(None)  # a board may come into view anywhere: watch the whole frame
+            self.stability.set_region(None, (w, h))  # a board may come into view anywhere: watch the whole frame
         self._reads_this_run += 1
         self._last_observation = reading.observation if reading.observation.status in (STABLE, NO_BOARD) else None
         return reading.observation, reading

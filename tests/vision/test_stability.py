@@ -307,9 +307,15 @@ def test_a_still_scene_without_a_board_is_searched_once_until_something_moves() 
             self.reads += 1
             return Reading(NO_BOARD, Observation(frame_index, timestamp_s, NO_BOARD, detail="no board found"))
 
+    class SizedMonitor(StabilityMonitor):
+        # The runner gives the frame's size with every region, as the benchmarks' stand-ins need.
+        def set_region(self, corners_px: np.ndarray | None, image_size: tuple[int, int] | None) -> None:  # type: ignore[override]
+            assert image_size is not None
+            super().set_region(corners_px, image_size)
+
     quad = [[256.0, 144.0], [1024.0, 144.0], [1024.0, 576.0], [256.0, 576.0]]
     reader = EmptyTable([quad])
-    stability = StabilityMonitor(StabilityConfig(stable_frames=1))
+    stability = SizedMonitor(StabilityConfig(stable_frames=1))
     stability.set_region(np.array(quad), (1280, 720))  # where a board was last seen
     processor = FrameProcessor(reader, stability, max_reads_per_stable_run=3)  # type: ignore[arg-type]
     rng = np.random.default_rng(0)
