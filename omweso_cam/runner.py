@@ -70,8 +70,9 @@ class RunnerConfig:
     rate (at least one frame), so a 4 fps frame folder and a 30 fps camera behave alike.
     ``max_reads_per_stable_run``: a still board read more often gives no new information
     (a board at fixed corners, read in fewer views a frame, is read until every view was seen);
-    a still scene in which a read found no board is not read again until something moves
-    (that read ran every board search, about a second; the whole frame is watched from then on).
+    a still scene in which as many reads in a row found no board is not read again until
+    something moves (each ran every board search, about a second; the whole frame is watched
+    from then on).
     ``fixed_views``: how many of the counter's eight views of each pit a read of a board at
     fixed corners (a calibration, or the session's lock) averages. Fewer are faster (one
     view: a 1280x720 read in 17-19 ms, eight: about 30-50 ms, as only pits the first view
@@ -123,6 +124,8 @@ class FrameProcessor:
         self.locked_corners_px: np.ndarray | None = None
         self._reads_this_run = 0
         self._last_observation: Observation | None = None
+        self._empty_reads = 0  # reads in a row, this still run, that found no board
+        self._empty_detail = ""
         self._located: list[np.ndarray] = []
         self.last_reading: Reading | None = None
         # A board found far (``jump_tolerance`` of its diagonal, any corner) from where the last
@@ -205,14 +208,15 @@ class FrameProcessor:
             return Observation(frame.index, frame.timestamp_s, UNREADABLE, detail=frame.error or ""), None
         motion = self.stability.update(frame.image)
         if motion != STABLE:
-            self._reads_this_run = 0
+            self._reads_this_run = self._empty_reads = 0
             return Observation(frame.index, frame.timestamp_s, motion), None
         last = self._last_observation
-        if last is not None and (self._reads_this_run >= self._max_reads()
-                                 or (self._reads_this_run and last.status == NO_BOARD)):
-            # A still board read enough; or nothing moved since a read found no board, which
-            # the next still frames would only repeat (every search runs: about a second).
+        if last is not None and self._reads_this_run >= self._max_reads():
             return replace(last, frame_index=frame.index, timestamp_s=frame.timestamp_s), None
+        if self._empty_reads >= self.max_reads:
+            # Nothing moved since as many reads found no board: more would repeat it (each runs every
+            # search, about a second). Not after one: a small board is found on some frames only.
+            return Observation(frame.index, frame.timestamp_s, NO_BOARD, detail=self._empty_detail), None
         reading = self.reader.read(frame.image, frame_index=frame.index, timestamp_s=frame.timestamp_s)
         self.last_reading = reading
         h, w = frame.image.shape[:2]
@@ -225,7 +229,12 @@ class FrameProcessor:
         elif reading.status == NO_BOARD:
             self.stability.set_region(None, (w, h))  # a board may come into view anywhere: watch the whole frame
         self._reads_this_run += 1
-        self._last_observation = reading.observation if reading.observation.status in (STABLE, NO_BOARD) else None
+        self._last_observation = reading.observation if reading.observation.is_stable else None
+        if reading.status == NO_BOARD:
+            self._empty_reads += 1
+            self._empty_detail = reading.detail
+        else:
+            self._empty_reads = 0
         return reading.observation, reading
 
 
