@@ -339,10 +339,10 @@ class BoardReader:
         if group >= self.config.occluded_gap_group or hidden >= self.config.occluded_pit_group or smooth:
             if fresh_grid:
                 self._grid_cache.clear()  # found through a hand: found again on the next frame
-            why = (f"{group} neighbouring gaps between pits" if group >= self.config.occluded_gap_group
-                   else f"the rims of {hidden} neighbouring pits" if hidden >= self.config.occluded_pit_group
-                   else f"the rim of {'a pit' if smooth == 1 else f'{smooth} pits'}, under something smooth,")
-            return finish(OCCLUDED, f"{why} hidden (hand or object over the board)",
+            why = (f"{group} neighbouring gaps between pits hidden" if group >= self.config.occluded_gap_group
+                   else f"the rims of {hidden} neighbouring pits hidden" if hidden >= self.config.occluded_pit_group
+                   else f"the rim of {'a pit' if smooth == 1 else f'{smooth} pits'} hidden under something smooth")
+            return finish(OCCLUDED, f"{why} (hand or object over the board)",
                           corners_px=corners_out, grid=grid, rectified=board, scale=scale, method=location.method)
 
         # Fewer views than eight: each frame turns to the next ones, so the still frames a
