@@ -549,11 +549,10 @@ def _rectified_board(image_bgr: np.ndarray, small: np.ndarray, scale: float, qua
             found = found[::-1].copy()
         # The warp keeps the lattice's rows of 8 along TL-TR (both clockwise on screen).
         found = _south_at_bottom(found, True)
-        pitch_top = float(np.median(np.linalg.norm(np.diff(lattice.centres.reshape(4, 8, 2), axis=1), axis=2)))
-        pitch = float(np.median(np.linalg.norm(np.diff(centres.reshape(4, 8, 2), axis=1), axis=2)))
+        radius = lattice.radius * _row_pitch(centres) / max(_row_pitch(lattice.centres), 1e-6)
         score = float(lattice_score(small, found * scale))
         return BoardLocation(found, "auto", score, {"found_by": "pit lattice, rectified region", "pit_centers_px": centres,
-                                                    "pit_radius_px": lattice.radius * pitch / max(pitch_top, 1e-6)})
+                                                    "pit_radius_px": radius})
     return None
 
 
@@ -833,11 +832,16 @@ def _polish(lattice_to_image: np.ndarray, blobs: np.ndarray) -> np.ndarray:
     return h
 
 
+def _row_pitch(centres: np.ndarray) -> float:
+    """The median distance between neighbouring pits along the rows of 32 pit centres (lattice order)."""
+    return float(np.median(np.linalg.norm(np.diff(np.asarray(centres).reshape(4, 8, 2), axis=1), axis=2)))
+
+
 def _nearest_circles(lattice_to_image: np.ndarray, blobs: np.ndarray) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
     """The lattice's 32 pit centres in the image, their pitch along the rows (median), the
     nearest circle to each pit (index into ``blobs``), and whether it lies within 0.3 pitch."""
     centres = cv2.perspectiveTransform(PIT_NODES.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
-    pitch = float(np.median(np.linalg.norm(np.diff(centres.reshape(4, 8, 2), axis=1), axis=2)))
+    pitch = _row_pitch(centres)
     dist = np.linalg.norm(centres[:, None] - blobs[None, :, :2], axis=2)
     nearest = np.argmin(dist, axis=1)
     return centres, pitch, nearest, dist[np.arange(len(centres)), nearest] < 0.3 * pitch
