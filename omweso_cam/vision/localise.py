@@ -414,21 +414,21 @@ def find_board(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig
         for quad in _quads_from_mask(mask, config.min_board_area_frac * area, config.max_board_area_frac * area):
             candidates.setdefault(_quad_key(quad, 0.02 * max(h, w)), quad)
     quads = list(candidates.values())
-    return (_segmented_board(image_bgr, small, scale, quads, config)
+    # Each quad in its better orientation, and how clearly it shows the pit pattern; best first.
+    scored = sorted((best_orientation(small, quad) for quad in quads), key=lambda item: -item[0])
+    return (_segmented_board(image_bgr, small, scale, scored, config)
             or _stretched_board(image_bgr, [q / scale for q in quads], config)
-            or _rectified_board(image_bgr, small, scale, quads, config))
+            or _rectified_board(image_bgr, small, scale, scored, config))
 
 
-def _segmented_board(image_bgr: np.ndarray, small: np.ndarray, scale: float, quads: list[np.ndarray],
+def _segmented_board(image_bgr: np.ndarray, small: np.ndarray, scale: float, scored: list[tuple[float, np.ndarray]],
                      config: LocaliseConfig) -> BoardLocation | None:
-    """The segmented quad (``small``'s pixels) that shows the pit pattern best, refined onto the image's edges."""
-    scored = []
-    for quad in quads:
-        score, ordered = best_orientation(small, quad)
-        scored.append((score, ordered))
+    """The segmented quad (``small``'s pixels) that shows the pit pattern best, refined onto the image's edges.
+
+    ``scored``: (pit-pattern score, ordered corners) of every segmented quad, best first (:func:`best_orientation`).
+    """
     if not scored:
         return None
-    scored.sort(key=lambda item: -item[0])
     best_score = scored[0][0]
     if best_score < config.min_lattice_score:
         return None
@@ -488,7 +488,7 @@ def _stretched_board(image_bgr: np.ndarray, quads: list[np.ndarray], config: Loc
     return None
 
 
-def _rectified_board(image_bgr: np.ndarray, small: np.ndarray, scale: float, quads: list[np.ndarray],
+def _rectified_board(image_bgr: np.ndarray, small: np.ndarray, scale: float, scored: list[tuple[float, np.ndarray]],
                      config: LocaliseConfig) -> BoardLocation | None:
     """The pit lattice found in a segmented region warped to a top-down view.
 
@@ -507,15 +507,15 @@ def _rectified_board(image_bgr: np.ndarray, small: np.ndarray, scale: float, qua
     if not config.rectified_regions:
         return None
     h, w = small.shape[:2]
-    plausible = [q for q in quads if abs(cv2.contourArea(q.astype(np.float32))) < config.max_rectified_area_frac * h * w]
-    scored = sorted((best_orientation(small, q) for q in plausible), key=lambda item: -item[0])
+    plausible = [ordered for _, ordered in scored
+                 if abs(cv2.contourArea(ordered.astype(np.float32))) < config.max_rectified_area_frac * h * w]
     # The pits' size is known from the warp: their radius is about a third of the pitch, an eighth of
     # the quad's width; 0.15-0.6 of it is searched (the quad may be a little larger or smaller than the board).
     pitch_frac = (1.0 - 2.0 * config.rectified_pad) / 8.0
     search_config = replace(config, oblique_stretches=(), disc_search=False, small_pit_search=False,
                             pit_search_max_side_px=config.rectified_width_px,
                             min_pit_radius_frac=0.15 * pitch_frac, max_pit_radius_frac=0.6 * pitch_frac)
-    for _, ordered in scored[: config.rectified_regions]:
+    for ordered in plausible[: config.rectified_regions]:
         corners = ordered / scale
         aspect = board_aspect(corners, (image_bgr.shape[1], image_bgr.shape[0])) or 2.0
         if aspect < 1.0:  # the quad's first side is a short one: start from the next corner
