@@ -499,8 +499,9 @@ def _rectified_board(image_bgr: np.ndarray, small: np.ndarray, scale: float, sco
     pixels) warped so that its quad is a rectangle of the board's proportions makes them
     circles again, whatever the camera's angle; the quad need not be the board's top face
     exactly (a side face, a shadow beside it), only roughly on the table's plane. The
-    lattice found there is believed on the same terms as a last-resort lattice in the image
-    (nearly every pit seen, or a clear pit pattern), and mapped back.
+    lattice found there is believed when nearly every pit is a circle (``min_pits_seen_to_trust``)
+    or the warped region shows the pit pattern as clearly as a last-resort lattice in the image
+    must (``min_oblique_lattice_score``), and mapped back.
     """
     from omweso_cam.vision.rectify import board_aspect
 
