@@ -59,15 +59,6 @@ class CountConfig:
     # lost a move and raised two false alarms (track_bench --start: 46/48, 2 vs 47/48, 0).
     views: int = 8
     sure_probability: float = 0.9
-    # The second looks (the other views of unsure pits) run on the network's 8-bit copy
-    # where it is shipped (``seed_counter_int8.onnx``; the first look always on the full
-    # network, so which pits are sure does not change). Averaged over seven views its small
-    # errors mostly cancel. Measured 2026-12-01 on crops of 300 default-style boards and 150
-    # unseen-style ones (benchmarks/counter_data.py, seeds 5,700,000+ and 5,800,000+; 9,337
-    # and 4,651 pits): 0-6 exact 95.22 -> 95.23 % and 93.10 -> 93.05 %, 7-12 exact 46.1 ->
-    # 46.6 % and 44.9 -> 44.2 %, NLL of the truth 0.2691 -> 0.2690 and 0.3619 -> 0.3642;
-    # the second looks take half the time (73 crops 9.4 -> 4.7 ms).
-    quantised_rereads: bool = True
 
 
 @dataclass(frozen=True)
@@ -284,15 +275,14 @@ def _head_input(crops_bgr: np.ndarray, head: CounterHead, config: CountConfig) -
                                                            crop_of_radius=head.crop_of_radius))
 
 
-def _embed_views(x: np.ndarray, head: CounterHead, views: Sequence[int], *, quantised: bool = False) -> np.ndarray:
-    """The trunk's embeddings (V, N, E) of network input ``x`` in each of ``views`` (``quantised``:
-    by the trunk's 8-bit copy, see :func:`omweso_cam.vision.counter_net.embed`).
+def _embed_views(x: np.ndarray, head: CounterHead, views: Sequence[int]) -> np.ndarray:
+    """The trunk's embeddings (V, N, E) of network input ``x`` in each of ``views``.
 
     The rim's level and unit do not depend on the view: crops are normalised once, then turned.
     """
     batch = np.ascontiguousarray(np.concatenate([view_of(x, v) for v in views])) if tuple(views) != (0,) else x
     try:
-        out = embed(batch, head, quantised=quantised)
+        out = embed(batch, head)
     except CounterNetError as exc:
         raise SeedModelError(str(exc)) from exc
     return out.reshape(len(views), len(x), -1)
@@ -311,8 +301,7 @@ def count_crops(crops_bgr: np.ndarray, *, model: SeedModel | None = None, config
 
     ``views`` (default: the first ``config.views``) are averaged in log-likelihood; a pit
     read in the first view with probability ``config.sure_probability`` or more is not
-    read in the others (which run on the network's 8-bit copy with
-    ``config.quantised_rereads``).
+    read in the others.
     """
     model = model or default_seed_model()
     head = model.counter
@@ -321,7 +310,7 @@ def count_crops(crops_bgr: np.ndarray, *, model: SeedModel | None = None, config
     ll = head.log_probabilities(_embed_views(x, head, views[:1])[0])
     unsure = np.flatnonzero(np.exp(ll.max(axis=1)) < config.sure_probability) if len(views) > 1 else np.zeros(0, int)
     if len(unsure):
-        others = _embed_views(x[unsure], head, views[1:], quantised=config.quantised_rereads)
+        others = _embed_views(x[unsure], head, views[1:])
         mean = (ll[unsure] + sum(head.log_probabilities(e) for e in others)) / len(views)
         # A geometric mean of distributions: normalise again.
         top = mean.max(axis=1, keepdims=True)

@@ -12,17 +12,13 @@ Two parts, kept apart on purpose:
   :func:`refit_head` fits it to labelled crops of that rig's board and seeds,
   pulled towards the shipped head so a few examples cannot unlearn the rest.
 
-Both are trained by ``benchmarks/train_counter.py`` on rendered boards. Beside the trunk
-may lie an 8-bit copy of it (``seed_counter_int8.onnx``, made by
-``benchmarks/quantise_counter.py``), about twice as fast; the counter uses it for its
-second looks at unsure pits (:func:`embed` with ``quantised=True``), never for the first.
+Both are trained by ``benchmarks/train_counter.py`` on rendered boards.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
-import logging
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +29,6 @@ import numpy as np
 from omweso_cam.observation import MAX_COUNT
 
 COUNTS = MAX_COUNT + 1
-_log = logging.getLogger(__name__)
 
 
 class CounterNetError(ValueError):
@@ -115,12 +110,6 @@ class Trunk:
         except Exception as exc:  # cv2.error, and onnxruntime's own types (they derive from Exception only)
             raise CounterNetError(f"cannot load the seed counter network {path}: {exc}") from exc
 
-    def metadata(self) -> dict[str, str]:
-        """The model file's own key/value metadata (ONNX Runtime only; empty under OpenCV)."""
-        if self.engine != "onnxruntime":
-            return {}
-        return dict(self._session.get_modelmeta().custom_metadata_map)
-
     def run(self, batch: np.ndarray) -> np.ndarray:
         """Embeddings (N, E) float64 of a batch (N, 3, S, S)."""
         x = np.ascontiguousarray(batch, np.float32)
@@ -134,10 +123,7 @@ class Trunk:
 
 
 _TRUNKS: dict[str, tuple[Trunk, str]] = {}  # path -> (trunk, file SHA-256)
-_QUANTISED: dict[str, Trunk | None] = {}  # trunk path -> its 8-bit copy, None where there is none to use
 _TRUNKS_LOCK = threading.Lock()
-#: The metadata key naming the trunk an 8-bit copy was made from (its file's SHA-256).
-QUANTISED_FROM = "quantised_from_sha256"
 
 
 def trunk_path(head: CounterHead) -> Path:
@@ -150,52 +136,17 @@ def trunk_path(head: CounterHead) -> Path:
     return calibration_dir() / path
 
 
-def quantised_path(trunk: Path) -> Path:
-    """Where an 8-bit copy of ``trunk`` would lie: ``NAME_int8.onnx`` beside ``NAME.onnx``."""
-    return trunk.with_name(f"{trunk.stem}_int8{trunk.suffix}")
-
-
-def _load(path: str) -> tuple[Trunk, str]:
-    """The trunk at ``path`` and its file's SHA-256, loaded once (call with the lock held)."""
-    if path not in _TRUNKS:
-        try:
-            digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-        except OSError as exc:
-            raise CounterNetError(f"cannot load the seed counter network {path}: {exc}") from exc
-        _TRUNKS[path] = (Trunk(path), digest)
-    return _TRUNKS[path]
-
-
-def _quantised(path: str, digest: str) -> Trunk | None:
-    """The 8-bit copy of the trunk at ``path``, if one lies beside it, runs under ONNX Runtime
-    and was made from this very file (its metadata names the file's SHA-256); else None, and
-    the full trunk serves. Call with the lock held."""
-    if path not in _QUANTISED:
-        copy = quantised_path(Path(path))
-        trunk = None
-        if copy.is_file() and importlib.util.find_spec("onnxruntime") is not None:
-            try:
-                trunk = Trunk(str(copy))
-            except CounterNetError as exc:  # it only saves time: the full trunk reads as well
-                _log.warning("%s; the full network reads unsure pits again", exc)
-            if trunk is not None and trunk.metadata().get(QUANTISED_FROM) != digest:
-                _log.warning("%s was not made from %s; the full network reads unsure pits again", copy, path)
-                trunk = None
-        _QUANTISED[path] = trunk
-    return _QUANTISED[path]
-
-
-def embed(network_input: np.ndarray, head: CounterHead, *, quantised: bool = False) -> np.ndarray:
-    """Run the trunk on a batch (N, 3, S, S) float32; one loaded trunk per file.
-
-    ``quantised``: run the trunk's 8-bit copy where there is one (see :func:`_quantised`),
-    else the trunk itself.
-    """
+def embed(network_input: np.ndarray, head: CounterHead) -> np.ndarray:
+    """Run the trunk on a batch (N, 3, S, S) float32; one loaded trunk per file."""
     path = str(trunk_path(head))
     with _TRUNKS_LOCK:
-        trunk, digest = _load(path)
-        if quantised:
-            trunk = _quantised(path, digest) or trunk
+        if path not in _TRUNKS:
+            try:
+                digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+            except OSError as exc:
+                raise CounterNetError(f"cannot load the seed counter network {path}: {exc}") from exc
+            _TRUNKS[path] = (Trunk(path), digest)
+        trunk, digest = _TRUNKS[path]
     if head.trunk_sha256 is not None and head.trunk_sha256 != digest:
         raise CounterNetError(f"this seed model was fitted to another version of the counting network than "
                               f"{path}; make it again with `omweso-cam calibrate seeds`")

@@ -124,45 +124,19 @@ def test_views_are_the_eight_symmetries_of_a_square() -> None:
 def test_counting_in_all_views_does_not_depend_on_which_way_up_a_crop_is() -> None:
     crops, _ = _drawn_crops(11)
     turned = np.ascontiguousarray(crops.transpose(0, 2, 1, 3)[:, ::-1])  # a quarter turn
-    # Every pit read in all eight views, all on the full network (its 8-bit copy, which reads
-    # the second looks by default, is tested below).
-    every_pit = CountConfig(sure_probability=1.01, quantised_rereads=False)
+    every_pit = CountConfig(sure_probability=1.01)  # every pit read in all eight views
     every = count_crops(crops, config=every_pit).log_likelihoods
     np.testing.assert_allclose(count_crops(turned, config=every_pit).log_likelihoods, every, atol=1e-6)
     # One view alone does depend on it (so the check above can fail).
     one = count_crops(crops, views=(0,)).log_likelihoods
     assert np.abs(count_crops(turned, views=(0,)).log_likelihoods - one).max() > 0.01
     # By default only the pits the first view is unsure of are read in the other views.
-    default = count_crops(crops, config=CountConfig(quantised_rereads=False)).log_likelihoods
+    default = count_crops(crops).log_likelihoods
     top = np.exp(one).max(axis=1)  # (lowered a little by the outlier share: pits near the line are left out)
     sure, unsure = top >= CountConfig().sure_probability + 0.01, top < CountConfig().sure_probability - 0.01
     assert sure.any() and unsure.any()
     np.testing.assert_allclose(default[sure], one[sure], atol=1e-9)
     np.testing.assert_allclose(default[unsure], every[unsure], atol=1e-9)
-
-
-def test_second_looks_at_unsure_pits_run_on_the_8_bit_network_and_read_as_the_full_one() -> None:
-    crops, counts = _rendered(1_500_101, "default", [int(c) for c in np.random.default_rng(7).integers(0, 10, 32)])
-    more, more_counts = _rendered(1_500_102, "unseen", [int(c) for c in np.random.default_rng(8).integers(0, 10, 32)])
-    crops, truth = np.concatenate([crops, more]), np.concatenate([counts, more_counts])
-    one = count_crops(crops, views=(0,)).log_likelihoods
-    full = count_crops(crops, config=CountConfig(quantised_rereads=False))
-    quick = count_crops(crops)  # the default
-    top = np.exp(one).max(axis=1)
-    sure, unsure = top >= CountConfig().sure_probability + 0.01, top < CountConfig().sure_probability - 0.01
-    assert sure.any() and unsure.sum() >= 8
-    # The first look is the full network's: sure pits are read exactly as before.
-    np.testing.assert_allclose(quick.log_likelihoods[sure], full.log_likelihoods[sure], atol=1e-9)
-    # The second looks are another network's (so this test can fail) that reads nearly alike.
-    difference = np.abs(np.exp(quick.log_likelihoods[unsure]) - np.exp(full.log_likelihoods[unsure])).sum(axis=1)
-    assert difference.max() > 1e-4
-    assert np.median(difference) < 0.1  # total variation between the two reads of a pit
-    assert np.mean(np.array(quick.counts) == np.array(full.counts)) >= 0.95
-
-    def nll(result: object) -> float:
-        return float(-np.mean(result.log_likelihoods[np.arange(len(truth)), truth]))  # type: ignore[attr-defined]
-
-    assert nll(quick) < nll(full) + 0.05
 
 
 def test_likelihoods_are_normalised_and_keep_every_count_possible() -> None:

@@ -20,7 +20,6 @@ from omweso_cam.vision.counter_net import (
     CounterNetError,
     Trunk,
     embed,
-    quantised_path,
     refit_head,
     trunk_path,
 )
@@ -143,34 +142,3 @@ def test_a_corrupt_network_file_is_a_clear_error(tmp_path: Path) -> None:
     broken = CounterHead(head.weights, head.bias, trunk=str(bad))
     with pytest.raises(CounterNetError, match="cannot load the seed counter network"):
         embed(network_input(np.zeros((1, 48, 48, 3), np.uint8)), broken)
-
-
-def test_the_8_bit_copy_is_used_only_beside_the_network_it_was_made_from(tmp_path: Path) -> None:
-    import shutil
-
-    head = default_seed_model().counter
-    shipped = trunk_path(head)
-    copy = quantised_path(shipped)
-    assert copy.is_file(), "the 8-bit copy ships beside the network"
-    x = network_input(np.random.default_rng(6).integers(0, 255, (5, 48, 48, 3), dtype=np.uint8))
-    # Beside the network it was made from, it gives other (but close) embeddings.
-    shutil.copy(shipped, tmp_path / "net.onnx")
-    shutil.copy(copy, tmp_path / "net_int8.onnx")
-    here = CounterHead(head.weights, head.bias, trunk=str(tmp_path / "net.onnx"))
-    full, quick = embed(x, here), embed(x, here, quantised=True)
-    assert not np.array_equal(full, quick)
-    scale = np.abs(full).mean()
-    assert np.abs(quick - full).mean() < 0.1 * scale
-    # Beside another network (here: the copy itself, standing in for a retrained trunk) it is
-    # not used: the network itself serves.
-    (tmp_path / "other").mkdir()
-    shutil.copy(copy, tmp_path / "other" / "net.onnx")
-    shutil.copy(copy, tmp_path / "other" / "net_int8.onnx")
-    other = CounterHead(head.weights, head.bias, trunk=str(tmp_path / "other" / "net.onnx"))
-    np.testing.assert_array_equal(embed(x, other, quantised=True), embed(x, other))
-    # Nor a corrupt copy: the network reads alone.
-    (tmp_path / "bad").mkdir()
-    shutil.copy(shipped, tmp_path / "bad" / "net.onnx")
-    (tmp_path / "bad" / "net_int8.onnx").write_bytes(b"not a network")
-    bad = CounterHead(head.weights, head.bias, trunk=str(tmp_path / "bad" / "net.onnx"))
-    np.testing.assert_array_equal(embed(x, bad, quantised=True), embed(x, bad))
