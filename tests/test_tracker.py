@@ -735,6 +735,60 @@ def test_a_standard_set_up_taken_by_the_prior_is_corrected_only_against_it() -> 
     assert tracker.initial == START and plies(events) == ["a1", "h4"]
 
 
+def _read_as(board: Sequence[int], frame: int, misread: dict[str, int], cost: float) -> Observation:
+    """``board`` read cleanly but for the ``misread`` pits, read as the count given, where their
+    true count costs ``cost`` nats (and any other count more)."""
+    obs = Observation.from_counts(board, frame_index=frame, sigma=0.2)
+    rows = [list(r) for r in obs.log_likelihoods or ()]
+    for name, seen in misread.items():
+        true = board[square_index(name)]
+        rows[square_index(name)] = [0.0 if n == seen else -cost if n == true else -30.0 for n in range(len(rows[0]))]
+    return replace(obs, log_likelihoods=tuple(tuple(r) for r in rows))
+
+
+def test_on_distrusted_counts_a_standard_set_up_misread_on_a_side_is_still_the_standard() -> None:
+    # South's a1 and b1 read 5 and 3 where each holds 4, each 4.5 nats against the truth: the
+    # misread arrangement (South still 32) fits 9 nats better than the standard. A reader
+    # that trusts its counts gets that arrangement as the set-up (the standard's prior is 6
+    # nats a side); counts it distrusts (overconfident on small pits) weigh half, and the
+    # standard is taken (a prior of 12 nats).
+    after = apply_move(START, "d1", SEED).position
+
+    def film(why: str) -> list[Observation]:
+        frames = [_read_as(START.board, i, {"a1": 5, "b1": 3}, 4.5) for i in range(3)] + sown(after.board, 3)
+        return [replace(o, unreliable=why) if o.is_stable else o for o in frames]
+
+    distrusted = Tracker(SEED)
+    assert plies(run(distrusted, film(FAR))) == ["d1"] and distrusted.initial == START
+    trusted = Tracker(SEED)
+    run(trusted, film(""))
+    assert trusted.initial != START
+
+
+def test_on_distrusted_counts_a_first_move_read_with_misreads_is_the_first_move_not_a_new_set_up() -> None:
+    # The standard set-up, then the first move's board read with two pits a seed off
+    # (confidently: 12 nats each), so no legal move explains it within the first-move test's
+    # 15 nats. On trusted counts that is a new arrangement (the players still arranging); on
+    # distrusted ones, whose misfit weighs half, it is the first move. Before, the first
+    # move's board became the set-up and the game was read from there. A board further from
+    # every move is a new arrangement on distrusted counts too.
+    after = apply_move(START, "d1", SEED).position
+    off = {"a4": after.board[square_index("a4")] + 1, "b4": after.board[square_index("b4")] - 1}
+    frames = [Observation.from_counts(START.board, frame_index=i, sigma=0.2) for i in range(3)]
+    frames += [Observation(3, 0.3, HAND)] + [_read_as(after.board, 3 + k, off, 12.0) for k in (1, 2, 3)]
+    distrusted = Tracker(SEED)
+    events = run(distrusted, far(frames))
+    assert plies(events) == ["d1"] and distrusted.initial == START
+    assert [e.kind for e in events].count("setup_stable") == 1
+    trusted = Tracker(SEED)
+    events = run(trusted, frames)
+    assert plies(events) == [] and [e.kind for e in events].count("setup_stable") == 2
+    further = dict(off, c4=after.board[square_index("c4")] + 1, d4=after.board[square_index("d4")] - 1)
+    frames[-3:] = [_read_as(after.board, 3 + k, further, 12.0) for k in (1, 2, 3)]
+    events = run(Tracker(SEED), far(frames))
+    assert plies(events) == [] and [e.kind for e in events].count("setup_stable") == 2
+
+
 def test_an_illegal_sowing_after_a_set_up_read_cleanly_is_flagged() -> None:
     # A set-up read as a valid set-up is never revisited: a seed displaced in the third
     # move is an alarm, not a different set-up.

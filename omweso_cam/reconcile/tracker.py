@@ -87,7 +87,8 @@ class TrackerConfig:
     move_limit_s: float = 180.0
     auto_setup: bool = True  # confirm a stable, valid set-up by itself when the first move follows it
     # Misfit (nats) above which a changed board after a read set-up is a new arrangement
-    # rather than the first move: lenient, as the set-up itself was read without the rules' help.
+    # rather than the first move: lenient, as the set-up itself was read without the rules' help
+    # (twice this on counts the reader distrusts, see _update_setup).
     first_move_min_excess_nats: float = 15.0
     # A set-up is taken from a still board when the best-fitting arrangement (32 seeds a side,
     # the preset's cap) is within this many nats of the reading: looser than the illegal-sowing
@@ -123,6 +124,12 @@ class TrackerConfig:
     # seed 2026) fit a misread arrangement 0-4 nats better than the standard, and two of six
     # games went wrong from there; the bundled free set-up fits 108-122 nats better than it.
     standard_setup_prior_nats: float = 6.0
+    # ... when the reader distrusts the counts (pits too small in the picture). Their
+    # likelihoods are overconfident (a temperature of 1.6-2.2 fitted them under 30 px,
+    # docs/vision.md "A head for small pits"), so a reading's case against the standard is
+    # worth about half: the prior doubles. Read on the 28-30 px films of track_bench's seeds
+    # 2027 and 2028, standard set-ups fit a misread arrangement 7-12 nats better on a side.
+    standard_setup_prior_nats_distrusted: float = 12.0
 
     def __post_init__(self) -> None:
         if self.confirm_frames < 1:
@@ -270,6 +277,7 @@ class Tracker:
         self._acted_on: tuple[object, ...] | None = None
         self._setup_candidate: Position | None = None
         self._setup_rows: Sequence[Sequence[float]] | None = None  # the reading the set-up candidate was fitted to
+        self._setup_prior = self.config.standard_setup_prior_nats  # the standard's prior it was fitted with
         # While the game's set-up is the camera's reading: (plies played, reading) of the
         # set-up and of each reading that committed a ply (see _setup_correction).
         self._evidence: list[tuple[int, Sequence[Sequence[float]]]] | None = None
@@ -394,6 +402,13 @@ class Tracker:
             # board no move explains, even allowing for misreads, is a new arrangement.
             lenient = replace(self.config.reconcile,
                               illegal_min_excess_nats=self.config.first_move_min_excess_nats)
+            if observation.unreliable:
+                # Distrusted counts are overconfident (see standard_setup_prior_nats_distrusted):
+                # their misfit weighs half. Held to 15 nats, the first move's reading on two
+                # small-pit films (28 and 30 px) was taken as a new arrangement, and the game
+                # was read from there. Unlike a move in play, a board far from every move
+                # still is a new arrangement: the players may be setting up again.
+                lenient = replace(lenient, illegal_min_excess_nats=2 * self.config.first_move_min_excess_nats)
             result = reconcile(candidate, observation, self.rules, config=lenient, cache=self.cache)
             if result.status == AMBIGUOUS:
                 return
@@ -417,7 +432,9 @@ class Tracker:
         assert rows is not None
         fit, fit_score = fit_setup(rows, max_per_pit=self.rules.setup_max_per_pit)
         plausible = sum(max(row) for row in rows) - fit_score <= self.config.setup_max_excess_nats
-        fit = self._standard_where_close(rows, fit)
+        prior = (self.config.standard_setup_prior_nats_distrusted if observation.unreliable
+                 else self.config.standard_setup_prior_nats)
+        fit = self._standard_where_close(rows, fit, prior)
         if observation.unreliable and not plausible:
             # As in play (see _reconcile): the most likely set-up is followed on distrusted
             # counts, once the board holds about all the seeds (hands no longer arranging).
@@ -439,6 +456,7 @@ class Tracker:
             # Kept only when the reading was not itself a valid set-up: a set-up read cleanly is
             # never revisited (see _setup_correction), so no later board is explained by it.
             self._setup_rows = rows if fit != counts else None
+            self._setup_prior = prior
             if candidate != self._setup_candidate:
                 self._setup_candidate = candidate
                 events.append(self._event("setup_stable", position=candidate.notation() if candidate else None))
@@ -449,16 +467,17 @@ class Tracker:
         cap = self.rules.setup_max_per_pit
         return None if cap is not None and cap < max(standard) else standard
 
-    def _standard_where_close(self, rows: Sequence[Sequence[float]], fit: tuple[int, ...]) -> tuple[int, ...]:
-        """``fit`` with each side that fits the standard arrangement nearly as well made standard
-        (``standard_setup_prior_nats``)."""
+    def _standard_where_close(self, rows: Sequence[Sequence[float]], fit: tuple[int, ...],
+                              prior: float) -> tuple[int, ...]:
+        """``fit`` with each side that fits the standard arrangement within ``prior`` nats made
+        standard (``standard_setup_prior_nats``, or ``..._distrusted``)."""
         standard = self._standard_setup()
         if standard is None:
             return fit
         board = list(fit)
         for side in (range(0, 16), range(16, 32)):
             loss = sum(rows[i][fit[i]] - rows[i][standard[i]] for i in side)
-            if loss <= self.config.standard_setup_prior_nats:
+            if loss <= prior:
                 for i in side:
                     board[i] = standard[i]
         return tuple(board)
@@ -466,11 +485,11 @@ class Tracker:
     def _standard_prior_lost(self, taken: Sequence[int], other: Sequence[int]) -> float:
         """The prior (nats) a set-up ``other`` forgoes against the set-up ``taken``: for each side
         ``taken`` holds in the standard arrangement and ``other`` does not (as the set-up fit
-        weighs them, :meth:`_standard_where_close`)."""
+        weighed them, :meth:`_standard_where_close`, with the prior the set-up was taken on)."""
         standard = self._standard_setup()
         if standard is None:
             return 0.0
-        return self.config.standard_setup_prior_nats * sum(
+        return self._setup_prior * sum(
             1 for side in (range(0, 16), range(16, 32))
             if all(taken[i] == standard[i] for i in side) and any(other[i] != standard[i] for i in side))
 
