@@ -243,6 +243,31 @@ def test_one_confidently_misread_pit_beside_a_legal_board_is_accepted_two_are_il
     assert reconcile(start, observe(moved), SEED).status == ILLEGAL
 
 
+def test_a_legal_board_read_short_in_two_heaps_is_the_move_a_seed_moved_is_illegal() -> None:
+    # d1 from the standard set-up, two of the pits it sowed into (5 seeds each) confidently
+    # read as 4: 62 seeds, nothing more anywhere. A sowing, legal or not, moves seeds, so
+    # some pit would hold more: this is a misread, and the move is d1.
+    start = Position.standard()
+    after = apply_move(start, "d1", SEED).position
+    fives = [i for i in range(32) if after.board[i] == 5 and start.board[i] == 4]
+    assert len(fives) >= 2
+    short = list(after.board)
+    short[fives[0]] -= 1
+    short[fives[1]] -= 1
+    result = reconcile(start, Observation.from_counts(short, sigma=0.2), SEED)
+    assert result.status == ACCEPTED and result.best is not None and result.best.move == "d1"
+    # One of those seeds put into another pit instead: 64 seeds, an illegal sowing.
+    moved = list(after.board)
+    moved[fives[0]] -= 1
+    moved[square_index("e3")] += 1
+    assert reconcile(start, Observation.from_counts(moved, sigma=0.2), SEED).status == ILLEGAL
+    # Seeds gone from pits by more than a misread (three from one heap): illegal.
+    gone = list(after.board)
+    gone[fives[0]] -= 3
+    gone[fives[1]] -= 1
+    assert reconcile(start, Observation.from_counts(gone, sigma=0.2), SEED).status == ILLEGAL
+
+
 def test_a_known_misread_is_expected_only_where_a_hypothesis_leaves_the_pit_alone() -> None:
     from omweso_cam.reconcile.scoring import board_scorer, score_board
 
