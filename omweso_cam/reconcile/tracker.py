@@ -88,7 +88,7 @@ class TrackerConfig:
     auto_setup: bool = True  # confirm a stable, valid set-up by itself when the first move follows it
     # Misfit (nats) above which a changed board after a read set-up is a new arrangement
     # rather than the first move: lenient, as the set-up itself was read without the rules' help
-    # (twice this on counts the reader distrusts, see _update_setup).
+    # (scaled by ``distrusted_misfit_scale`` on counts the reader distrusts).
     first_move_min_excess_nats: float = 15.0
     # A set-up is taken from a still board when the best-fitting arrangement (32 seeds a side,
     # the preset's cap) is within this many nats of the reading: looser than the illegal-sowing
@@ -124,12 +124,14 @@ class TrackerConfig:
     # seed 2026) fit a misread arrangement 0-4 nats better than the standard, and two of six
     # games went wrong from there; the bundled free set-up fits 108-122 nats better than it.
     standard_setup_prior_nats: float = 6.0
-    # ... when the reader distrusts the counts (pits too small in the picture). Their
-    # likelihoods are overconfident (a temperature of 1.6-2.2 fitted them under 30 px,
-    # docs/vision.md "A head for small pits"), so a reading's case against the standard is
-    # worth about half: the prior doubles. Read on the 28-30 px films of track_bench's seeds
-    # 2027 and 2028, standard set-ups fit a misread arrangement 7-12 nats better on a side.
-    standard_setup_prior_nats_distrusted: float = 12.0
+    # Counts the reader distrusts (pits too small in the picture) have overconfident
+    # likelihoods (a temperature of 1.6-2.2 fitted them under 30 px, docs/vision.md "A head
+    # for small pits"), so a reading's misfit says about half as much: in the set-up phase the
+    # standard's prior and the first-move test (``first_move_min_excess_nats``) are multiplied
+    # by this. Read on the 28-30 px films of track_bench's seeds 2027 and 2028, standard set-ups
+    # fit a misread arrangement 7-12 nats better on a side, and their first moves missed every
+    # move by more than 15 nats.
+    distrusted_misfit_scale: float = 2.0
 
     def __post_init__(self) -> None:
         if self.confirm_frames < 1:
@@ -403,12 +405,12 @@ class Tracker:
             lenient = replace(self.config.reconcile,
                               illegal_min_excess_nats=self.config.first_move_min_excess_nats)
             if observation.unreliable:
-                # Distrusted counts are overconfident (see standard_setup_prior_nats_distrusted):
-                # their misfit weighs half. Held to 15 nats, the first move's reading on two
-                # small-pit films (28 and 30 px) was taken as a new arrangement, and the game
-                # was read from there. Unlike a move in play, a board far from every move
-                # still is a new arrangement: the players may be setting up again.
-                lenient = replace(lenient, illegal_min_excess_nats=2 * self.config.first_move_min_excess_nats)
+                # Distrusted counts (see distrusted_misfit_scale): held to 15 nats, the first
+                # move's reading on two small-pit films (28 and 30 px) was taken as a new
+                # arrangement, and the game was read from there. Unlike a move in play, a board
+                # far from every move still is a new arrangement: the players may be setting up again.
+                lenient = replace(lenient, illegal_min_excess_nats=(self.config.first_move_min_excess_nats
+                                                                    * self.config.distrusted_misfit_scale))
             result = reconcile(candidate, observation, self.rules, config=lenient, cache=self.cache)
             if result.status == AMBIGUOUS:
                 return
@@ -432,8 +434,8 @@ class Tracker:
         assert rows is not None
         fit, fit_score = fit_setup(rows, max_per_pit=self.rules.setup_max_per_pit)
         plausible = sum(max(row) for row in rows) - fit_score <= self.config.setup_max_excess_nats
-        prior = (self.config.standard_setup_prior_nats_distrusted if observation.unreliable
-                 else self.config.standard_setup_prior_nats)
+        prior = self.config.standard_setup_prior_nats * (
+            self.config.distrusted_misfit_scale if observation.unreliable else 1.0)
         fit = self._standard_where_close(rows, fit, prior)
         if observation.unreliable and not plausible:
             # As in play (see _reconcile): the most likely set-up is followed on distrusted
@@ -470,7 +472,7 @@ class Tracker:
     def _standard_where_close(self, rows: Sequence[Sequence[float]], fit: tuple[int, ...],
                               prior: float) -> tuple[int, ...]:
         """``fit`` with each side that fits the standard arrangement within ``prior`` nats made
-        standard (``standard_setup_prior_nats``, or ``..._distrusted``)."""
+        standard (``standard_setup_prior_nats``, scaled on distrusted counts)."""
         standard = self._standard_setup()
         if standard is None:
             return fit
