@@ -633,17 +633,25 @@ def test_a_set_up_read_from_distrusted_counts_is_taken_once_the_board_holds_its_
     assert stable_setups(Tracker(SEED), half_made, FAR) == []
 
 
+def _read_as(board: Sequence[int], frame: int, misread: dict[str, int], cost: float) -> Observation:
+    """``board`` read cleanly but for the ``misread`` pits, read as the count given, where their
+    true count costs ``cost`` nats (and any other count more)."""
+    obs = Observation.from_counts(board, frame_index=frame, sigma=0.2)
+    rows = [list(r) for r in obs.log_likelihoods or ()]
+    for name, seen in misread.items():
+        true = board[square_index(name)]
+        rows[square_index(name)] = [0.0 if n == seen else -cost if n == true else -30.0 for n in range(len(rows[0]))]
+    return replace(obs, log_likelihoods=tuple(tuple(r) for r in rows))
+
+
 def test_a_set_up_read_a_seed_or_two_short_is_still_taken_from_the_board_the_players_laid_out() -> None:
     # The camera reads two North pits as 3 where each holds 4, but is unsure (4 costs 2.5 nats
     # in each): the best-fitting set-up is the true one, 5 nats from the reading. It is taken
     # as the set-up, and the first move confirms it; a set-up fit as strict as the
     # illegal-sowing test (4.5 nats) waited and took the board after the first move instead.
     def unsure(board: tuple[int, ...], frame: int) -> Observation:
-        obs = Observation.from_counts(board, frame_index=frame, sigma=0.2)
-        rows = [list(r) for r in obs.log_likelihoods or ()]
-        for name in ("c4", "f4"):
-            rows[square_index(name)] = [0.0 if n == 3 else -2.5 if n == 4 else -30.0 for n in range(len(rows[0]))]
-        return replace(obs, log_likelihoods=tuple(tuple(r) for r in rows))
+        assert board[square_index("c4")] == board[square_index("f4")] == 4
+        return _read_as(board, frame, {"c4": 3, "f4": 3}, 2.5)
 
     after = apply_move(START, "d1", SEED).position
     frames = [unsure(START.board, i) for i in range(3)] + sown(after.board, 3)
@@ -733,17 +741,6 @@ def test_a_standard_set_up_taken_by_the_prior_is_corrected_only_against_it() -> 
     events = run(tracker, _filmed([*boards, from_fit]))
     assert [e.kind for e in events if e.kind in ("alarm", "setup_corrected")] == ["alarm"]
     assert tracker.initial == START and plies(events) == ["a1", "h4"]
-
-
-def _read_as(board: Sequence[int], frame: int, misread: dict[str, int], cost: float) -> Observation:
-    """``board`` read cleanly but for the ``misread`` pits, read as the count given, where their
-    true count costs ``cost`` nats (and any other count more)."""
-    obs = Observation.from_counts(board, frame_index=frame, sigma=0.2)
-    rows = [list(r) for r in obs.log_likelihoods or ()]
-    for name, seen in misread.items():
-        true = board[square_index(name)]
-        rows[square_index(name)] = [0.0 if n == seen else -cost if n == true else -30.0 for n in range(len(rows[0]))]
-    return replace(obs, log_likelihoods=tuple(tuple(r) for r in rows))
 
 
 def test_on_distrusted_counts_a_standard_set_up_misread_on_a_side_is_still_the_standard() -> None:

@@ -325,12 +325,11 @@ def reconcile(
         excess_nats=excess,
     )
     seen = corrected_reading(observed, position.board, bias)
-    misfit_pits = len(differing_squares(seen, best.board))
+    lacking = [b - o for o, b in zip(seen, best.board, strict=True) if o != b]  # per differing pit
     complete = best.kind in (KIND_UNCHANGED, KIND_SUCCESSOR, KIND_DEPTH2)
-    short = complete and all(0 < b - o <= config.short_misread_max_seeds
-                             for o, b in zip(seen, best.board, strict=True) if o != b)
+    short = complete and all(0 < n <= config.short_misread_max_seeds for n in lacking)
     if (config.call_illegal and excess > config.illegal_min_excess_nats and not short
-            and (misfit_pits >= config.illegal_min_pits or not complete)):
+            and (len(lacking) >= config.illegal_min_pits or not complete)):
         closest = tuple(c for c in all_candidates if c.kind == KIND_SUCCESSOR)[: config.closest_count]
         anchor = min(
             (c for c in all_candidates if c.kind != KIND_UNCHANGED), key=lambda c: -c.score, default=best
