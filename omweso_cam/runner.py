@@ -312,6 +312,8 @@ def track_source(
                 events.append({"kind": "alarm_cleared", "frame": event.frame, "by": event.data["by"]})
             elif event.kind == "unreliable":  # the reader started distrusting its counts (see Tracker)
                 events.append({"kind": "unreliable", "frame": event.frame, "reason": event.data["reason"]})
+            elif event.kind == "counts_trusted":  # ... and they have fitted the game since (see Tracker)
+                events.append({"kind": "counts_trusted", "frame": event.frame, "plies": event.data["plies"]})
         if tracker.phase in (GAME_OVER, MATCH_OVER):
             break
     return {
@@ -542,7 +544,7 @@ class LiveSession:
                     self.match_id, number=data["number"], rules=tracker.rules.name,
                     options=tracker.rules.overrides(),
                 )
-            elif kind in ("correction", "late_start", "overtime", "misreads", "mismatch", "unreliable"):
+            elif kind in ("correction", "late_start", "overtime", "misreads", "mismatch", "unreliable", "counts_trusted"):
                 self._store_event(kind, data, frame=event.frame)
 
     def _publish_state(self) -> None:

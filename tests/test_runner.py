@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +11,7 @@ import numpy as np
 import pytest
 
 from omweso_cam.observation import Observation
-from omweso_cam.reconcile.simulate import ScriptFrame, observe, script_game
+from omweso_cam.reconcile.simulate import ScriptFrame, observe, random_game, script_game
 from omweso_cam.rules import Position, RuleSet, apply_move, square_index
 from omweso_cam.runner import LiveSession, RunnerConfig, track_source
 from omweso_cam.vision.frames import CORRUPT, DISCONNECTED, FRAME, RECONNECTED, Frame, FrameSource
@@ -261,6 +263,28 @@ def test_track_source_writes_the_record_format() -> None:
     assert illegal[0]["position"] == after.notation() and illegal[0]["closest"][0]["move"] == "f4"
     assert record["result"] is None
 
+
+
+class DistrustingProcessor(ScriptProcessor):
+    """The scripted readings, each still one marked as counts the reader distrusts."""
+
+    def process(self, frame: Frame) -> tuple[Observation, None]:
+        observation, _ = super().process(frame)
+        return (replace(observation, unreliable="pits about 25 px across") if observation.is_stable
+                else observation), None
+
+
+def test_track_records_when_distrusted_counts_start_to_be_trusted() -> None:
+    moves = random_game(START, SEED, random.Random(3), max_plies=4)
+    script = script_game(START, moves, SEED)
+    source = ScriptSource([FRAME] * len(script))
+    record = track_source(source, SEED, processor=DistrustingProcessor(script),  # type: ignore[arg-type]
+                          start=START, config=RunnerConfig(confirm_s=None))
+    assert [p["move"] for p in record["plies"]] == [str(m) for m in moves]
+    kinds = [e["kind"] for e in record["events"]]
+    assert kinds == ["unreliable", "counts_trusted"]
+    trusted = record["events"][1]
+    assert trusted["plies"] == 3 and record["plies"][2]["frame"] <= trusted["frame"] < record["plies"][3]["frame"]
 
 CHILD = """
 import sys, time

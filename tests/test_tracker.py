@@ -568,6 +568,62 @@ def test_no_alarm_on_counts_the_reader_itself_distrusts() -> None:
     assert [e.kind for e in run(Tracker(SEED, initial=START), sown(wrong, 4))] == ["alarm"]
 
 
+def _wrong_sowing(position: Position, *, unmoved: bool = False) -> list[int]:
+    """The board of a legal move from ``position`` (or, ``unmoved``, ``position``'s own) with three
+    seeds in a wrong pit (a clear misfit for ``observe``'s likelihoods): no legal board."""
+    legal = {apply_move(position, m, SEED).position.board for m in legal_moves(position, SEED)} | {position.board}
+    board = position.board if unmoved else apply_move(position, legal_moves(position, SEED)[0], SEED).position.board
+    for source in range(32):
+        for target in range(32):
+            wrong = list(board)
+            wrong[source] -= 3
+            wrong[target] += 3
+            if board[source] >= 3 and source != target and tuple(wrong) not in legal:
+                return wrong
+    raise AssertionError("no pit holds three seeds")
+
+
+@pytest.mark.parametrize("trust_after", [3, None])
+def test_distrusted_counts_that_fitted_the_game_for_three_plies_call_an_illegal_sowing(trust_after: int | None) -> None:
+    # Pits too small for the reader to trust its counts, but on this board they have fitted
+    # every move: after three plies read that cleanly, the counts may call a sowing illegal
+    # (one event says so). With trust_after_plies None they never do.
+    tracker = Tracker(SEED, initial=START, config=TrackerConfig(trust_after_plies=trust_after))
+    moves = random_game(START, SEED, random.Random(3), max_plies=3)
+    position, events = START, []
+    for n, move in enumerate(moves):
+        position = apply_move(position, move, SEED).position
+        events += run(tracker, far(sown(position.board, 4 * n)))
+    assert plies(events) == [str(m) for m in moves]
+    trusted = [e for e in events if e.kind == "counts_trusted"]
+    assert len(trusted) == (1 if trust_after else 0)
+    events = run(tracker, far(sown(_wrong_sowing(position), 20)))
+    if trust_after:
+        assert trusted[0].data == {"plies": 3} and trusted[0].frame == 4 * 2 + 3  # the third ply's third still frame
+        assert [e.kind for e in events] == ["alarm"] and tracker.phase == ILLEGAL_PHASE
+    else:
+        assert "alarm" not in [e.kind for e in events] and tracker.phase == PLAYING
+
+
+def test_distrusted_counts_earn_no_trust_from_a_ply_whose_readings_did_not_fit() -> None:
+    # The same three plies, but after the first the board is read, once, with seeds in a
+    # wrong pit (distrusted counts cannot say whether it was misread or moved): the count
+    # starts again, so after the third ply the counts still call nothing illegal.
+    tracker = Tracker(SEED, initial=START)
+    moves = random_game(START, SEED, random.Random(3), max_plies=3)
+    position = apply_move(START, moves[0], SEED).position
+    events = run(tracker, far(sown(position.board, 0)))
+    events += run(tracker, far(sown(_wrong_sowing(position, unmoved=True), 4)))
+    events += run(tracker, far(sown(position.board, 8)))
+    for n, move in enumerate(moves[1:]):
+        position = apply_move(position, move, SEED).position
+        events += run(tracker, far(sown(position.board, 12 + 4 * n)))
+    assert plies(events) == [str(m) for m in moves]
+    assert "counts_trusted" not in [e.kind for e in events]
+    events = run(tracker, far(sown(_wrong_sowing(position), 24)))
+    assert "alarm" not in [e.kind for e in events] and tracker.phase == PLAYING
+
+
 def test_on_distrusted_counts_a_board_put_back_mid_move_ends_the_move_in_progress() -> None:
     # A sowing paused part-way, then the seeds put back (the player changed their mind, or an
     # illegal sowing the small board could not show was undone), then another move. Read from

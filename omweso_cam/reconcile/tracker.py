@@ -132,6 +132,12 @@ class TrackerConfig:
     # fit a misread arrangement 7-12 nats better on a side, and their first moves missed every
     # move by more than 15 nats.
     distrusted_misfit_scale: float = 2.0
+    # Counts the reader distrusts do call an illegal sowing once they have earned it on this
+    # board: this many plies committed in a row with every still reading between them
+    # explained by a legal board within ``illegal_min_excess_nats`` (the test trusted counts
+    # pass). Pit size alone says little: on the films of track_bench's seeds 2026-2035, pits of
+    # 25-34 px read within 0-6 nats of the game on some boards, 8-30 on others. None: never.
+    trust_after_plies: int | None = 3
 
     def __post_init__(self) -> None:
         if self.confirm_frames < 1:
@@ -291,6 +297,7 @@ class Tracker:
         # whether anything (motion, a hand, a lost view) happened since it was confirmed.
         self._bias: tuple[int, ...] | None = None
         self._unreliable = False  # whether the reader distrusted its counts on the last still frame
+        self._fitting_since = 0  # plies before this one do not count towards trust (trust_after_plies)
         self._disturbed = True
         self._seen_still = False
         self._mismatch: tuple[str, ...] | None = None  # the pits last reported in a mismatch
@@ -517,6 +524,7 @@ class Tracker:
         self._setup_candidate = self._setup_rows = None
         self._evidence = None
         self._corrections.clear()
+        self._fitting_since = len(self.plies)
         self._confirmed(initial)
         self._restart_clock(self.time_s)
 
@@ -529,21 +537,22 @@ class Tracker:
         assert self.position is not None
         hint = tuple(self._hint())
         unreliable = bool(observation.unreliable)
-        memo_key = (self.position, hint, self._bias, observation.log_likelihoods, unreliable)
+        trusted = self._trust_earned()
+        memo_key = (self.position, hint, self._bias, observation.log_likelihoods, unreliable, trusted)
         if self._memo is not None and self._memo[0] == memo_key:
             # A still board read again gives the same answer: skip the search.
             return replace(self._memo[1], frame_index=observation.frame_index)
         config = self.config.reconcile
         if unreliable:
             # Counts the reader itself distrusts (pits too few pixels across) cannot call a sowing
-            # illegal: no alarm on their word. The legal explanations are still ranked against
-            # each other and must still beat each other clearly, so the most likely legal move
-            # is followed (an illegal sowing is then not seen: the event "unreliable" and the
-            # camera's warning say so). A board no hinted part-way board explains still sends
-            # the search to every hypothesis; two moves are searched only after the move in
-            # progress (searched after any move, a board read 15-25 pits wrong invented
-            # moves: docs/tracking.md).
-            config = replace(config, call_illegal=False, depth2_hinted_only=True)
+            # illegal until they have earned it on this board (``trust_after_plies``): no alarm
+            # on their word. The legal explanations are still ranked against each other and
+            # must still beat each other clearly, so the most likely legal move is followed (an
+            # illegal sowing is then not seen: the event "unreliable" and the camera's warning
+            # say so). A board no hinted part-way board explains still sends the search to every
+            # hypothesis; two moves are searched only after the move in progress (searched
+            # after any move, a board read 15-25 pits wrong invented moves: docs/tracking.md).
+            config = replace(config, call_illegal=trusted, depth2_hinted_only=True)
         result = reconcile(self.position, observation, self.rules, config=config,
                            cache=self.cache, hint=hint or None, bias=self._bias)
         self._memo = (memo_key, result)
@@ -588,9 +597,18 @@ class Tracker:
             square_name(i): {"reads": observed[i], "count": self.position.board[i]} for i, r in enumerate(shifts) if r}))
         return True
 
+    def _trust_earned(self) -> bool:
+        """Whether this game's last ``trust_after_plies`` plies were read fitting a legal board
+        throughout, so distrusted counts may call a sowing illegal."""
+        needed = self.config.trust_after_plies
+        return needed is not None and len(self.plies) - self._fitting_since >= needed
+
     def _update_playing(self, observation: Observation, events: list[TrackerEvent]) -> None:
         assert self.position is not None
         result = self._reconcile(observation)
+        if not self._trust_earned() and result.excess_nats > self.config.reconcile.illegal_min_excess_nats:
+            # Not explained, or only once misreads are learnt: the ply this reading belongs to does not count.
+            self._fitting_since = len(self.plies) + 1
         untouched = self.phase == PLAYING and not self._disturbed
         explained = bool(result.candidates) and result.candidates[0].kind == KIND_UNCHANGED
         if untouched and self._learn_misreads(result.observed, events, explained=explained):
@@ -662,10 +680,13 @@ class Tracker:
         if self.phase == ILLEGAL_PHASE:
             self._clear_alarm(events, by="legal_successor")
         alternatives = result.best.moves[1:] if result.best.kind == "successor" else ()
+        trusted = self._trust_earned()
         for move, outcome in result.plies:
             self._add_ply(move, outcome, alternatives, events)
             if self.phase != PLAYING:
                 break
+        if observation.unreliable and not trusted and self._trust_earned():
+            events.append(self._event("counts_trusted", plies=self.config.trust_after_plies))
         self.in_progress = ()
         self._restart_clock(self._pending_since_s)
         if self._evidence is not None and observation.log_likelihoods is not None:
