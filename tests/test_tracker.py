@@ -154,7 +154,7 @@ def test_illegal_sowing_alarm_keeps_the_last_legal_position_until_restored() -> 
     assert len(alarms) == 1 and tracker.phase == ILLEGAL_PHASE
     alarm = alarms[0].data
     assert alarm["frame"] == 1 and "e3" in alarm["differs"] and alarm["closest"][0]["move"] == "d1"
-    assert alarm["closest"][0]["distance"] == 1.0
+    assert alarm["closest"][0]["distance"] == 1.0 and alarm["counts_distrusted"] is False
     # The differing pits are those of the nearest legal board, which the alarm carries (the live
     # page shows it beside the observed board; the last legal position is what to restore).
     nearest = alarm["nearest"]
@@ -601,6 +601,7 @@ def test_distrusted_counts_that_fitted_the_game_for_three_plies_call_an_illegal_
     if trust_after:
         assert trusted[0].data == {"plies": 3} and trusted[0].frame == 4 * 2 + 3  # the third ply's third still frame
         assert [e.kind for e in events] == ["alarm"] and tracker.phase == ILLEGAL_PHASE
+        assert events[0].data["counts_distrusted"] is True  # the referee is told to look for themselves
     else:
         assert "alarm" not in [e.kind for e in events] and tracker.phase == PLAYING
 

@@ -870,6 +870,9 @@ class Tracker:
             "frame": self._first_frame_of_pending,
             "expected": board_rows(self.position.board),
             "position": self.position.notation(),
+            # Raised on counts the reader distrusts, trusted for fitting the game (trust_after_plies):
+            # the referee is told to look at the differing pits themselves.
+            "counts_distrusted": self._unreliable,
             **self._alarm_reading(result),
         }
         self.in_progress = ()

@@ -174,7 +174,7 @@ class FakeSession:
         return self.update(position=AFTER_A1, board=AFTER_A1_ROWS, side_to_move="N", plies=[ply],
                            last_move={"move": "a1", "side": "S", "laps": laps}, frame=40)
 
-    def raise_alarm(self) -> dict[str, Any]:
+    def raise_alarm(self, counts_distrusted: bool = False) -> dict[str, Any]:
         """An illegal sowing: c2 and d1 differ from the nearest legal board (a seed of a1 sown into b1)."""
         nearest = copy.deepcopy(self._state["board"])
         nearest[3][0] -= 1
@@ -185,7 +185,8 @@ class FakeSession:
         alarm = {"kind": "illegal_sowing", "frame": 77, "observed": observed,
                  "expected": copy.deepcopy(self._state["board"]), "differs": ["c2", "d1"],
                  "nearest": {"board": nearest, "moves": ["b1"], "part_way": True},
-                 "closest": [{"move": "b1", "after": AFTER_A1, "distance": 3.0}], "where": "lap 2, pit e2"}
+                 "closest": [{"move": "b1", "after": AFTER_A1, "distance": 3.0}], "where": "lap 2, pit e2",
+                 "counts_distrusted": counts_distrusted}
         self.bus.publish("alarm", alarm)
         return self.update(alarm=alarm, phase="illegal", frame=77)
 

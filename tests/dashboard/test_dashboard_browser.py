@@ -154,6 +154,7 @@ def test_alarm_appears_and_clears_after_board_restored(page: Any, live_server: s
     page.wait_for_selector("#alarm", state="visible")
     assert "ILLEGAL SOWING" in str(page.text_content("#alarm h1"))
     assert "lap 2, pit e2" in str(page.text_content("#alarm-summary"))
+    assert "check those pits by eye" not in str(page.text_content("#alarm-summary"))
     # The differing pits are marked on the observed and the nearest legal board, not on the
     # last legal position (the board to restore), which differs from the observed one elsewhere too.
     for board in ("#alarm-observed", "#alarm-nearest"):
@@ -171,6 +172,10 @@ def test_alarm_appears_and_clears_after_board_restored(page: Any, live_server: s
     page.click("#btn-restored")
     page.wait_for_selector("#alarm", state="hidden")
     assert ("board_restored", None) in session.calls
+    # An alarm raised on counts the reader distrusts (a board small in the picture) says so.
+    session.raise_alarm(counts_distrusted=True)
+    page.wait_for_selector("#alarm", state="visible")
+    assert "check those pits by eye" in str(page.text_content("#alarm-summary"))
 
 
 def test_viewer_without_token_cannot_act(page: Any, live_server: str, session: FakeSession) -> None:

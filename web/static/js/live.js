@@ -43,7 +43,10 @@ function renderAlarm(state) {
   drawBoard(document.getElementById("alarm-expected"), alarm.expected, {});
   const where = alarm.where ? ` Went wrong at ${alarm.where}.` : "";
   const differs = (alarm.differs || []).join(", ") || "none";
-  setText("alarm-summary", `Frame ${alarm.frame}: the board matches no legal move.${where} Differing pits (from the nearest legal board): ${differs}.`);
+  const small = alarm.counts_distrusted
+    ? " Read on a board small in the picture, whose counts have fitted the game so far: check those pits by eye."
+    : "";
+  setText("alarm-summary", `Frame ${alarm.frame}: the board matches no legal move.${where} Differing pits (from the nearest legal board): ${differs}.${small}`);
   const list = document.getElementById("alarm-closest");
   list.replaceChildren(...(alarm.closest || []).map((c) => {
     const item = document.createElement("li");
