@@ -606,6 +606,20 @@ def test_distrusted_counts_that_fitted_the_game_for_three_plies_call_an_illegal_
         assert "alarm" not in [e.kind for e in events] and tracker.phase == PLAYING
 
 
+def test_counts_distrusted_after_plies_that_fitted_are_trusted_at_once_and_say_so() -> None:
+    # Three plies read on trusted counts, then the board reads as too small in the picture
+    # (the camera moved back, or a pit size near the limit flickers): those plies fitted, so
+    # the distrusted counts may call a sowing illegal at once, and the event says so.
+    tracker = Tracker(SEED, initial=START)
+    moves = random_game(START, SEED, random.Random(3), max_plies=3)
+    position = START
+    for n, move in enumerate(moves):
+        position = apply_move(position, move, SEED).position
+        run(tracker, sown(position.board, 4 * n))
+    events = run(tracker, far(sown(_wrong_sowing(position), 20)))
+    assert [e.kind for e in events] == ["unreliable", "counts_trusted", "alarm"]
+
+
 def test_distrusted_counts_earn_no_trust_from_a_ply_whose_readings_did_not_fit() -> None:
     # The same three plies, but after the first the board is read, once, with seeds in a
     # wrong pit (distrusted counts cannot say whether it was misread or moved): the count

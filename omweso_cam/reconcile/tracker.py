@@ -344,6 +344,10 @@ class Tracker:
             self._unreliable = bool(observation.unreliable)
             if observation.unreliable:
                 events.append(self._event("unreliable", reason=observation.unreliable))
+                if self.phase in (PLAYING, ILLEGAL_PHASE) and self._trust_earned():
+                    # The plies before fitted already (on counts trusted then, or distrusted a frame
+                    # before: a pit size near the limit flickers). Starting afresh here lost a flag.
+                    events.append(self._event("counts_trusted", plies=self.config.trust_after_plies))
         self._streak.append(observation)
         self._judge(self._merged(), events)
         return events
