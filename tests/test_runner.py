@@ -264,7 +264,6 @@ def test_track_source_writes_the_record_format() -> None:
     assert record["result"] is None
 
 
-
 class DistrustingProcessor(ScriptProcessor):
     """The scripted readings, each still one marked as counts the reader distrusts."""
 
@@ -285,6 +284,7 @@ def test_track_records_when_distrusted_counts_start_to_be_trusted() -> None:
     assert kinds == ["unreliable", "counts_trusted"]
     trusted = record["events"][1]
     assert trusted["plies"] == 3 and record["plies"][2]["frame"] <= trusted["frame"] < record["plies"][3]["frame"]
+
 
 CHILD = """
 import sys, time
