@@ -136,7 +136,7 @@ class TrackerConfig:
     # board: this many plies committed in a row with every still reading between them
     # explained by a legal board within ``illegal_min_excess_nats`` (the test trusted counts
     # pass). Pit size alone says little: on the films of track_bench's seeds 2026-2035, pits of
-    # 25-34 px read within 0-6 nats of the game on some boards, 8-30 on others. None: never.
+    # 25-36 px read within 0-6 nats of the game on some boards, 8-30 on others. None: never.
     trust_after_plies: int | None = 3
 
     def __post_init__(self) -> None:
