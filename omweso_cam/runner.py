@@ -489,9 +489,22 @@ class LiveSession:
                 if events:
                     self._apply(events)
                     changed = True
+                if observation.unreliable and self.tracker.phase in (PLAYING, ILLEGAL_PHASE):
+                    # Under the reader's warning, whether the referee can count on an alarm.
+                    self.camera_detail = "; ".join(filter(None, (observation.detail, self._illegal_calls_note())))
         self.bus.publish("frame", {"index": frame.index})
         if changed:
             self._publish_state()
+
+    def _illegal_calls_note(self) -> str:
+        """What the camera's warning adds while the reader distrusts its counts (see Tracker.calls_illegal)."""
+        assert self.tracker is not None
+        plies = self.tracker.config.trust_after_plies
+        if self.tracker.calls_illegal:
+            return f"the counts have fitted the game for {plies} plies, so illegal sowings are called"
+        if plies is None:
+            return "illegal sowings are not called on these counts"
+        return f"illegal sowings are not called until the counts fit the game for {plies} plies in a row"
 
     # ------------------------------------------------------------------ tracker events -> store/bus
 

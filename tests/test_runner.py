@@ -286,6 +286,30 @@ def test_track_records_when_distrusted_counts_start_to_be_trusted() -> None:
     assert trusted["plies"] == 3 and record["plies"][2]["frame"] <= trusted["frame"] < record["plies"][3]["frame"]
 
 
+
+def test_the_live_warning_on_distrusted_counts_says_whether_illegal_sowings_are_called(tmp_path: Path) -> None:
+    moves = random_game(START, SEED, random.Random(3), max_plies=4)
+    script = script_game(START, moves, SEED)
+    source = ScriptSource([FRAME] * len(script))
+    session = LiveSession("script", repository=tmp_path / "db.sqlite", open_source=lambda *a, **k: source,
+                          processor=DistrustingProcessor(script), config=RunnerConfig(confirm_s=None))
+    session.new_match(south="Ann", north="Bo", rules="seed")
+    session.confirm_setup(START.notation())
+    notes = []
+    with session.bus.subscribe(replay_last=False) as sub:
+        session.start()
+        assert session.wait(10)
+        while (event := sub.get(0.01)) is not None:
+            if event.kind == "state" and event.data["camera_detail"] not in notes[-1:]:
+                notes.append(event.data["camera_detail"])
+    assert [p["move"] for p in session.state()["plies"]] == [str(m) for m in moves]
+    # The warning under the video (between still frames there is none) says it, until it is not so.
+    waiting = "illegal sowings are not called until the counts fit the game for 3 plies in a row"
+    trusted = "the counts have fitted the game for 3 plies, so illegal sowings are called"
+    said = [n for n in notes if "illegal sowings" in n]
+    first = said.index(trusted)
+    assert first > 0 and set(said[:first]) == {waiting} and set(said[first:]) == {trusted}
+
 CHILD = """
 import sys, time
 import numpy as np

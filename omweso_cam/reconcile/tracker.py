@@ -316,6 +316,12 @@ class Tracker:
         return None if self._clock_start_s is None else max(0.0, self.time_s - self._clock_start_s)
 
     @property
+    def calls_illegal(self) -> bool:
+        """Whether a sowing can be called illegal on the counts of the last still frame: counts the
+        reader trusts, or distrusted ones that have fitted this game long enough (``trust_after_plies``)."""
+        return not self._unreliable or self._trust_earned()
+
+    @property
     def last_ply(self) -> PlyRecord | None:
         return self.plies[-1] if self.plies else None
 
