@@ -3,7 +3,6 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from omweso_cam.reconcile.simulate import ScriptFrame, observe, random_game, scr
 from omweso_cam.rules import Position, RuleSet, apply_move, square_index
 from omweso_cam.runner import LiveSession, RunnerConfig, track_source
 from omweso_cam.vision.frames import CORRUPT, DISCONNECTED, FRAME, RECONNECTED, Frame, FrameSource
-from tests.test_tracker import FREE, FREE_GAME, moved
+from tests.test_tracker import FREE, FREE_GAME, far, moved
 
 SEED = RuleSet.preset("seed")
 START = Position.standard()
@@ -67,11 +66,11 @@ class ScriptProcessor:
 
 
 def session_for(script: Sequence[ScriptFrame], db: Path | str, faults: dict[int, str] | None = None,
-                **kw: Any) -> LiveSession:
+                processor: ScriptProcessor | None = None, **kw: Any) -> LiveSession:
     items = [(faults or {}).get(i, FRAME) for i in range(len(script))]
     source = ScriptSource(items)
     return LiveSession("script", repository=db, open_source=lambda *a, **k: source,
-                       processor=ScriptProcessor(script), config=RunnerConfig(confirm_s=None), **kw)
+                       processor=processor or ScriptProcessor(script), config=RunnerConfig(confirm_s=None), **kw)
 
 
 def test_live_session_records_a_game_and_publishes_state_ply_and_frames(tmp_path: Path) -> None:
@@ -269,8 +268,7 @@ class DistrustingProcessor(ScriptProcessor):
 
     def process(self, frame: Frame) -> tuple[Observation, None]:
         observation, _ = super().process(frame)
-        return (replace(observation, unreliable="pits about 25 px across") if observation.is_stable
-                else observation), None
+        return far([observation])[0], None
 
 
 def test_track_records_when_distrusted_counts_start_to_be_trusted() -> None:
@@ -290,9 +288,7 @@ def test_track_records_when_distrusted_counts_start_to_be_trusted() -> None:
 def test_the_live_warning_on_distrusted_counts_says_whether_illegal_sowings_are_called(tmp_path: Path) -> None:
     moves = random_game(START, SEED, random.Random(3), max_plies=4)
     script = script_game(START, moves, SEED)
-    source = ScriptSource([FRAME] * len(script))
-    session = LiveSession("script", repository=tmp_path / "db.sqlite", open_source=lambda *a, **k: source,
-                          processor=DistrustingProcessor(script), config=RunnerConfig(confirm_s=None))
+    session = session_for(script, tmp_path / "db.sqlite", processor=DistrustingProcessor(script))
     session.new_match(south="Ann", north="Bo", rules="seed")
     session.confirm_setup(START.notation())
     notes = []

@@ -38,6 +38,7 @@ from omweso_cam.rules import (
     legal_moves,
     sowing_states,
     square_index,
+    square_name,
 )
 
 SEED = RuleSet.preset("seed")
@@ -575,11 +576,10 @@ def _wrong_sowing(position: Position, *, unmoved: bool = False) -> list[int]:
     board = position.board if unmoved else apply_move(position, legal_moves(position, SEED)[0], SEED).position.board
     for source in range(32):
         for target in range(32):
-            wrong = list(board)
-            wrong[source] -= 3
-            wrong[target] += 3
-            if board[source] >= 3 and source != target and tuple(wrong) not in legal:
-                return wrong
+            if board[source] >= 3 and source != target:
+                wrong = moved(board, square_name(source), square_name(target), seeds=3)
+                if tuple(wrong) not in legal:
+                    return wrong
     raise AssertionError("no pit holds three seeds")
 
 
