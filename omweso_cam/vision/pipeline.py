@@ -14,6 +14,7 @@ import cv2
 import numpy as np
 
 from omweso_cam.observation import NO_BOARD, OCCLUDED, STABLE, UNREADABLE, Observation
+from omweso_cam.vision.blur import rim_blur_ratio
 from omweso_cam.vision.calibration import Calibration, DriftConfig, check_drift
 from omweso_cam.vision.count import (
     CountConfig,
@@ -67,6 +68,13 @@ class ReaderConfig:
     # seeds a pit): exact counts level off from about 36 px (78-85 %) and fall fast below it
     # (66 % at 30-36 px, 44 % under 24). README, "Camera placement".
     min_pit_diameter_px: float = 36.0
+    # A board smeared by motion (camera or board moving during the exposure) is read much worse:
+    # on 236 renders read at their true corners (seeds 6100000+ and 6200000+, 0-6 seeds a pit, half
+    # of them smeared over up to 18 px), 85% of pits were exact without a smear, 66% with one of
+    # 4-8 px, 57% at 8-12 and 40% beyond. Such a reading comes back marked unreliable when the pits'
+    # rim edges are this many times wider one way than the other (vision.blur): 1 of 137 boards
+    # smeared under 2 px reach 1.5, and 41 of 68 smeared 8 px or more (docs/vision.md, "Motion blur").
+    max_rim_blur_ratio: float = 1.5
     # A gap between pits looks foreign when its Lab distance from the surface exceeds
     # gap_foreign_distance (lightness counted half, and measured against a plane through the gaps'
     # own lightness: see _foreign_gaps); the board is "occluded" when occluded_gap_group such gaps
@@ -176,6 +184,15 @@ def grid_from_pits(board: RectifiedBoard, centres: np.ndarray, radius: float) ->
                                     board.board_from_image).reshape(-1, 2)
     size = (board.image.shape[1], board.image.shape[0])
     return grid_from_points(rect, float(np.median(np.linalg.norm(rims - rect, axis=1))), size)
+
+
+def _pits_in_image(board: RectifiedBoard, grid: PitGrid) -> tuple[np.ndarray, np.ndarray]:
+    """The pits' centres (32, 2) and radii (32,) in the camera image the board was rectified from
+    (a radius: the mean of the grid radius's two axes carried into the image)."""
+    centres = board.to_image(grid.centers_px)
+    across = np.linalg.norm(board.to_image(grid.centers_px + np.array([grid.radius_px, 0.0])) - centres, axis=1)
+    down = np.linalg.norm(board.to_image(grid.centers_px + np.array([0.0, grid.radius_px])) - centres, axis=1)
+    return centres, (across + down) / 2.0
 
 
 def pit_diameter_px(board: RectifiedBoard, grid: PitGrid) -> float:
@@ -352,12 +369,17 @@ class BoardReader:
                                  camera_bgr=image, board_from_image=board.board_from_image, views=views)
         t = lap("count", t)
         across = pit_diameter_px(board, grid)
-        unreliable = ""
+        warnings = []
         if across < self.config.min_pit_diameter_px:
-            unreliable = (f"board small in the image: pits about {across:.0f} px across, counts are unreliable "
-                          f"below {self.config.min_pit_diameter_px:.0f} (move the camera closer or use a higher "
-                          "resolution)")
-            detail = "; ".join(filter(None, (detail, unreliable)))
+            warnings.append(f"board small in the image: pits about {across:.0f} px across, counts are unreliable "
+                            f"below {self.config.min_pit_diameter_px:.0f} (move the camera closer or use a higher "
+                            "resolution)")
+        smear = rim_blur_ratio(image, *_pits_in_image(board, grid))
+        if smear >= self.config.max_rim_blur_ratio:
+            warnings.append(f"board blurred by motion: pit rims {smear:.1f} times wider one way than the other, "
+                            "counts are unreliable (steady the camera, or light the board for a shorter exposure)")
+        unreliable = "; ".join(warnings)
+        detail = "; ".join(filter(None, (detail, unreliable)))
         ll = tuple(tuple(row) for row in pit_counts.log_likelihoods.tolist())
         return finish(OK, detail, log_likelihoods=ll, unreliable=unreliable, counts=pit_counts.counts,
                       confidence=round(pit_counts.confidence, 4), corners_px=corners_out, grid=grid,

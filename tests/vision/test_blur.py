@@ -1,0 +1,57 @@
+"""Motion blur measured on the pits' rims (vision.blur) and the reader's warning for it."""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+import pytest
+
+from omweso_cam.vision.blur import rim_blur_ratio
+from omweso_cam.vision.pipeline import BoardReader
+from tests.vision.drawn import Drawn, draw_board
+
+CORNERS = np.array([[150.0, 120.0], [800.0, 90.0], [860.0, 470.0], [120.0, 430.0]])
+
+
+@pytest.fixture(scope="module")
+def drawn() -> Drawn:
+    rng = np.random.default_rng(5)
+    return draw_board([int(c) for c in rng.integers(0, 5, 32)], rng=rng, corners_px=CORNERS)
+
+
+def smeared(image: np.ndarray, length_px: int, angle_deg: float) -> np.ndarray:
+    """The image as a camera moving ``length_px`` along ``angle_deg`` during the exposure sees it."""
+    n = length_px + 1 if length_px % 2 == 0 else length_px
+    kernel = np.zeros((n, n), np.float32)
+    c, a = n // 2, math.radians(angle_deg)
+    dx, dy = c * math.cos(a), c * math.sin(a)
+    cv2.line(kernel, (round(c - dx), round(c - dy)), (round(c + dx), round(c + dy)), 1.0, 1, cv2.LINE_AA)
+    return cv2.filter2D(image, -1, kernel / kernel.sum())
+
+
+def pits(reading) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[no-untyped-def]
+    centres = reading.rectified.to_image(reading.grid.centers_px)
+    rim = reading.rectified.to_image(reading.grid.centers_px + np.array([reading.grid.radius_px, 0.0]))
+    return centres, np.linalg.norm(rim - centres, axis=1)
+
+
+def test_rims_widen_across_the_motion_and_not_out_of_focus(drawn: Drawn) -> None:
+    reading = BoardReader().at_corners(CORNERS, drawn.image.shape[1::-1], method="manual").read(drawn.image)
+    centres, radii = pits(reading)
+    sharp = rim_blur_ratio(drawn.image, centres, radii)
+    out_of_focus = rim_blur_ratio(cv2.GaussianBlur(drawn.image, (0, 0), 2.5), centres, radii)
+    assert sharp < 1.3 and out_of_focus < 1.3
+    for angle in (0, 30, 90, 135):
+        short, long = (rim_blur_ratio(smeared(drawn.image, n, angle), centres, radii) for n in (9, 17))
+        assert 1.5 <= short < long, (angle, short, long)
+
+
+def test_a_board_blurred_by_motion_is_read_with_a_warning(drawn: Drawn) -> None:
+    sharp = BoardReader().read(drawn.image)
+    assert sharp.status == "ok" and not sharp.observation.unreliable, sharp.detail
+    blurred = BoardReader().read(smeared(drawn.image, 13, 20))
+    assert blurred.status == "ok" and blurred.counts is not None  # still read, with a warning
+    assert "blurred by motion" in blurred.observation.unreliable and "steady the camera" in blurred.detail
+
