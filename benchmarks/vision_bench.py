@@ -6,6 +6,8 @@
 Accuracy rows: sample_images/stills (held to its truth JSON); fresh renders in the
 renderer's default style with new scene seeds; fresh renders in its held-out
 ``unseen`` style (other woods, seed colours, light), never used for tuning.
+Warnings: how many clear boards the reader marked unreliable (pits too small in the image,
+or blurred by motion) and how well those and the others were counted.
 Localisation scan: the markerless finder alone on renders of three styles without a hand:
 boards not found, pit lattices placed a column or row off, outlines off.
 Occlusion: renders of three styles with and without a hand, read at their true corners:
@@ -302,6 +304,10 @@ def main(argv: list[str] | None = None) -> int:
                  [[name, f"{s['corners_within_half_pct']} / {s['corners_within_1pct']} of {s['boards_found']}",
                    f"{s['pit_error_max_median']:.3f}", f"{s['pits_all_within_quarter_radius']}/{s['pit_error_boards']}",
                    f"{s['ms_localise_median'] + s['ms_grid_median']:.0f}"] for name, s in results.items()])
+    _print_table(["set (the reader's warnings about its counts)", "clear boards read", "warned (of them blurred by motion)",
+                  "0-6 exact on warned boards", "0-6 exact on the others"],
+                 [[name, s["clear_read_ok"], f"{s['warned_boards']} ({s['warned_blurred']})",
+                   f"{s['warned_exact_0_6']:.1%}", f"{s['unwarned_exact_0_6']:.1%}"] for name, s in results.items()])
     if args.scan:
         results["localisation_scan"] = _print_table(
             [f"localisation scan (no hand, seeds {args.seed + 200_000}+)", "boards", "not found",

@@ -54,8 +54,10 @@ def corner_error(found_px: np.ndarray, true_px: np.ndarray) -> float:
 
 
 def score_reading(reading: Reading, truth: dict[str, Any]) -> dict[str, Any]:
-    """One CSV row: status, corner error, largest pit-centre error (pit radii), count errors by heap size, stage timings."""
-    row: dict[str, Any] = {"truth_status": truth.get("status"), "status": reading.status}
+    """One CSV row: status, corner error, largest pit-centre error (pit radii), count errors by heap size, the
+    reader's warning about its counts (``unreliable``: a small or blurred board), stage timings."""
+    row: dict[str, Any] = {"truth_status": truth.get("status"), "status": reading.status,
+                           "unreliable": reading.observation.unreliable}
     has_board = truth.get("status") != "no_board" and truth.get("corners_px") is not None
     row["board_expected"] = has_board
     row["board_found"] = reading.corners_px is not None
@@ -125,6 +127,14 @@ def summarise(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
         out[f"pits_{lo}_{hi}"] = n
         out[f"exact_{lo}_{hi}"] = sum(r[f"exact_{lo}_{hi}"] for r in rows) / n if n else float("nan")
         out[f"within1_{lo}_{hi}"] = sum(r[f"within1_{lo}_{hi}"] for r in rows) / n if n else float("nan")
+    # The reader's warnings should fall on the boards it reads worst: 0-6 exact on each side.
+    read = [r for r in clear if r["status"] == "ok"]
+    for name, part in (("warned", [r for r in read if r.get("unreliable")]),
+                       ("unwarned", [r for r in read if not r.get("unreliable")])):
+        n = sum(r["pits_0_6"] for r in part)
+        out[f"{name}_boards"] = len(part)
+        out[f"{name}_exact_0_6"] = sum(r["exact_0_6"] for r in part) / n if n else float("nan")
+    out["warned_blurred"] = sum(1 for r in read if "blurred" in str(r.get("unreliable", "")))
     scored = sum(r["pits_scored"] for r in rows)
     out["pits_scored"] = scored
     out["pits_exact"] = (scored - sum(r["pits_wrong"] for r in rows)) / scored if scored else float("nan")
@@ -149,6 +159,9 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"occluded said occluded {s['occluded_said']}/{s['occluded_images']}; "
         f"clear boards read ok {s['clear_read_ok']}/{s['clear_images']}",
     ]
+    lines.append(f"counts the reader warned about (small or blurred board): {s['warned_boards']}/{s['clear_read_ok']} "
+                 f"boards read ({s['warned_blurred']} blurred), 0-6 exact {s['warned_exact_0_6']:.1%} on them, "
+                 f"{s['unwarned_exact_0_6']:.1%} on the others")
     for lo, hi in ((0, 6), (7, 12), (13, 64)):
         lines.append(f"pits holding {lo}-{hi}: {s[f'pits_{lo}_{hi}']}, exact {s[f'exact_{lo}_{hi}']:.1%}, "
                      f"within 1 {s[f'within1_{lo}_{hi}']:.1%}")

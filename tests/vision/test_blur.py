@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from omweso_cam.vision.blur import rim_blur_ratio
+from omweso_cam.vision.evaluate import format_summary, score_reading, summarise
 from omweso_cam.vision.pipeline import BoardReader
 from tests.vision.drawn import Drawn, draw_board
 
@@ -55,3 +56,13 @@ def test_a_board_blurred_by_motion_is_read_with_a_warning(drawn: Drawn) -> None:
     assert blurred.status == "ok" and blurred.counts is not None  # still read, with a warning
     assert "blurred by motion" in blurred.observation.unreliable and "steady the camera" in blurred.detail
 
+
+def test_evaluate_counts_the_boards_warned_about_apart(drawn: Drawn) -> None:
+    truth = {"status": "ok", "counts": list(drawn.counts), "corners_px": CORNERS.tolist()}
+    reader = BoardReader()
+    rows = [score_reading(reader.read(image), truth) for image in (drawn.image, smeared(drawn.image, 13, 20))]
+    assert not rows[0]["unreliable"] and "blurred by motion" in rows[1]["unreliable"]
+    summary = summarise(rows)
+    assert (summary["warned_boards"], summary["warned_blurred"], summary["unwarned_boards"]) == (1, 1, 1)
+    assert summary["unwarned_exact_0_6"] == rows[0]["exact_0_6"] / rows[0]["pits_0_6"]
+    assert "1/2 boards read (1 blurred)" in format_summary(summary)
