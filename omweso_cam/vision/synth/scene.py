@@ -115,7 +115,7 @@ class Scene:
     distortion_k1: float = 0.0
     distortion_k2: float = 0.0
     focus_blur_px: float = 0.0
-    motion_blur_px: float = 0.0
+    motion_blur_px: float = 0.0  # half the smear: the board moves this far either side of the exposure's middle
     motion_angle_deg: float = 0.0
     noise_sigma: float = 2.0  # sensor noise, 8-bit levels
     jpeg_quality: int = 90  # 0 = no JPEG round-trip

@@ -279,7 +279,8 @@ def draw_hand(
 
 
 def line_kernel(length_px: float, angle_deg: float) -> np.ndarray:
-    """A normalised straight-line blur kernel of about ``length_px`` pixels."""
+    """A normalised straight-line blur kernel: a line about ``2 * length_px`` pixels long (``length_px``
+    either side of the exposure's middle), so ``Scene.motion_blur_px`` smears twice its value."""
     n = round(length_px) * 2 + 1
     kernel = np.zeros((n, n), np.float32)
     c = n // 2
