@@ -870,3 +870,26 @@ def test_an_illegal_sowing_after_a_set_up_read_cleanly_is_flagged() -> None:
     events = run(tracker, frames)
     assert plies(events) == moves and tracker.initial == START
     assert [e.kind for e in events if e.kind in ("alarm", "setup_corrected")] == ["alarm"]
+
+
+def test_distrust_that_flickers_is_announced_once() -> None:
+    # A smear or a pit size near the reader's limit: every other view distrusted. One
+    # "unreliable" event says so, not one a view, and trust earned is said once; a new
+    # "unreliable" comes only after distrust_quiet_frames still frames in a row on trusted counts.
+    tracker = Tracker(SEED, initial=START)
+    moves = random_game(START, SEED, random.Random(3), max_plies=7)
+    position, events = START, []
+    for n, move in enumerate(moves):
+        position = apply_move(position, move, SEED).position
+        view = sown(position.board, 4 * n)
+        events += run(tracker, far(view) if n % 2 == 0 else view)
+    assert plies(events) == [str(m) for m in moves]
+    kinds = [e.kind for e in events]
+    assert kinds.count("unreliable") == 1 and kinds.count("counts_trusted") == 1
+    frame = 4 * len(moves)
+    quiet = TrackerConfig().distrust_quiet_frames
+    events = run(tracker, sown(position.board, frame, frames=quiet - 1) + far(sown(position.board, frame + quiet)))
+    assert "unreliable" not in [e.kind for e in events]
+    frame += 2 * quiet
+    events = run(tracker, sown(position.board, frame, frames=quiet) + far(sown(position.board, frame + quiet + 1)))
+    assert [e.kind for e in events] == ["unreliable"]

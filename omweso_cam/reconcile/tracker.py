@@ -138,6 +138,11 @@ class TrackerConfig:
     # pass). Pit size alone says little: on the films of track_bench's seeds 2026-2035, pits of
     # 25-36 px read within 0-6 nats of the game on some boards, 8-30 on others. None: never.
     trust_after_plies: int | None = 3
+    # A reader's distrust that flickers (a pit size or a smear near the reader's limit: seed
+    # 2038's 48 px smeared film was distrusted on 25 of its 40 still frames, in 17 runs) is
+    # announced once: a new ``unreliable`` event only after this many still frames in a row
+    # on counts the reader trusted. The counts of each frame are still treated as it says.
+    distrust_quiet_frames: int = 12
 
     def __post_init__(self) -> None:
         if self.confirm_frames < 1:
@@ -297,6 +302,9 @@ class Tracker:
         # whether anything (motion, a hand, a lost view) happened since it was confirmed.
         self._bias: tuple[int, ...] | None = None
         self._unreliable = False  # whether the reader distrusted its counts on the last still frame
+        self._trusted_run = 0  # still frames in a row since then on counts the reader trusted
+        self._distrust_announced = False  # an "unreliable" event stands (distrust_quiet_frames)
+        self._trust_announced = False  # a "counts_trusted" event stands while trust is earned
         self._fitting_since = 0  # plies before this one do not count towards trust (trust_after_plies)
         self._disturbed = True
         self._seen_still = False
@@ -345,15 +353,20 @@ class Tracker:
             self._pending, self._pending_count = None, 0
             return events
         self._seen_still = True
+        self._trusted_run = 0 if observation.unreliable else self._trusted_run + 1
+        if self._trusted_run >= self.config.distrust_quiet_frames:
+            self._distrust_announced = False
         if bool(observation.unreliable) != self._unreliable:
-            # The reader starts (or stops) saying it cannot count this board well: an event when it starts.
+            # The reader starts (or stops) saying it cannot count this board well: an event when it
+            # starts, unless it said so moments ago (distrust_quiet_frames).
             self._unreliable = bool(observation.unreliable)
-            if observation.unreliable:
+            if observation.unreliable and not self._distrust_announced:
+                self._distrust_announced = True
                 events.append(self._event("unreliable", reason=observation.unreliable))
-                if self.phase in (PLAYING, ILLEGAL_PHASE) and self._trust_earned():
-                    # The plies before fitted already (on counts trusted then, or distrusted a frame
-                    # before: a pit size near the limit flickers). Starting afresh here lost a flag.
-                    events.append(self._event("counts_trusted", plies=self.config.trust_after_plies))
+            if observation.unreliable and self.phase in (PLAYING, ILLEGAL_PHASE) and self._trust_earned():
+                # The plies before fitted already (on counts trusted then, or distrusted a frame
+                # before: a pit size near the limit flickers). Starting afresh here lost a flag.
+                self._announce_trust(events)
         self._streak.append(observation)
         self._judge(self._merged(), events)
         return events
@@ -607,6 +620,12 @@ class Tracker:
             square_name(i): {"reads": observed[i], "count": self.position.board[i]} for i, r in enumerate(shifts) if r}))
         return True
 
+    def _announce_trust(self, events: list[TrackerEvent]) -> None:
+        """The event that distrusted counts now call illegal sowings: once while trust stays earned."""
+        if not self._trust_announced:
+            self._trust_announced = True
+            events.append(self._event("counts_trusted", plies=self.config.trust_after_plies))
+
     def _trust_earned(self) -> bool:
         """Whether this game's last ``trust_after_plies`` plies were read fitting a legal board
         throughout, so distrusted counts may call a sowing illegal."""
@@ -691,12 +710,14 @@ class Tracker:
             self._clear_alarm(events, by="legal_successor")
         alternatives = result.best.moves[1:] if result.best.kind == "successor" else ()
         trusted = self._trust_earned()
+        if not trusted:
+            self._trust_announced = False  # earned afresh (a new game, a move taken back): said afresh
         for move, outcome in result.plies:
             self._add_ply(move, outcome, alternatives, events)
             if self.phase != PLAYING:
                 break
         if observation.unreliable and not trusted and self._trust_earned():
-            events.append(self._event("counts_trusted", plies=self.config.trust_after_plies))
+            self._announce_trust(events)
         self.in_progress = ()
         self._restart_clock(self._pending_since_s)
         if self._evidence is not None and observation.log_likelihoods is not None:
