@@ -46,7 +46,8 @@ def rim_edge_widths(image_bgr: np.ndarray, centres_px: np.ndarray, radii_px: np.
     # smeared rim's width to the noise's): SMOOTH_PX in the image, by the median pit's sample step.
     sigma = SMOOTH_PX / max(float(np.median(step_px)), 1e-6)
     size = 2 * int(np.ceil(3 * sigma)) + 1
-    profiles = cv2.GaussianBlur(profiles, (size, 1), sigmaX=sigma, sigmaY=0, borderType=cv2.BORDER_REPLICATE)
+    profiles = np.asarray(cv2.GaussianBlur(profiles, (size, 1), sigmaX=sigma, sigmaY=0, borderType=cv2.BORDER_REPLICATE),
+                          np.float32)
     profiles = profiles.reshape(n, len(_ANGLES), len(_ALONG))
     slope = np.abs(np.diff(profiles, axis=2)).max(axis=2) / np.maximum(step_px, 1e-6)
     contrast = profiles.max(axis=2) - profiles.min(axis=2)
