@@ -24,8 +24,9 @@ import numpy as np
 _ANGLES = np.arange(16) * (2.0 * np.pi / 16)
 _ALONG = np.linspace(0.55, 1.45, 37)
 #: Profiles are smoothed along the ray by a Gaussian of this sigma (image px) against noise: on 240
-#: renders (seeds 6100000+, 6200000+) it raised the boards smeared 8 px or more that reach the
-#: reader's limit from 39 to 56 of 69, with none of 137 unsmeared ones (docs/vision.md, "Motion blur").
+#: renders (seeds 6100000+, 6200000+), 54 of 69 boards smeared 8 px or more reach the reader's limit
+#: with it and none of 137 unsmeared ones (39 of 69 without it, in a first script; docs/vision.md,
+#: "Motion blur").
 SMOOTH_PX = 1.5
 
 

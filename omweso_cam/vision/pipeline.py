@@ -73,7 +73,7 @@ class ReaderConfig:
     # of them smeared over up to 18 px), 85% of pits were exact without a smear, 66% with one of
     # 4-8 px, 57% at 8-12 and 40% beyond. Such a reading comes back marked unreliable when the pits'
     # rim edges are this many times wider one way than the other (vision.blur): on those seeds none
-    # of 137 boards smeared under 2 px reach 1.5 and 56 of 69 smeared 8 px or more do; on 120 others
+    # of 137 boards smeared under 2 px reach 1.5 and 54 of 69 smeared 8 px or more do; on 120 others
     # (6300000+) 0 of 70 and 24 of 37 (docs/vision.md, "Motion blur").
     max_rim_blur_ratio: float = 1.5
     # A gap between pits looks foreign when its Lab distance from the surface exceeds
