@@ -9,7 +9,10 @@ and divides the widest by the narrowest.
 
 The ratio is about 1 for a sharp board and for one evenly blurred (out of focus: every
 orientation widens alike), and grows with the length of the motion. Being a ratio it does not
-depend on the image's scale, the wood or the light. Perspective squeezes a soft rim's width
+depend on the wood or the light (a board half as bright reads within 2%). It does depend a
+little on resolution: a sharp rim is a pixel or two wide at any scale, so the same smear
+relative to the pits reads higher in a larger image (a drawn board smeared 13 px read 2.9;
+at twice the size, smeared 25 px, 4.3). Perspective squeezes a soft rim's width
 across the board by the cosine of the camera's tilt, so a ratio near 1.2 can be geometry alone
 at 35 degrees; the reader's limit (``ReaderConfig.max_rim_blur_ratio``) is above that.
 """

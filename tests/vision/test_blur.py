@@ -44,6 +44,8 @@ def test_rims_widen_across_the_motion_and_not_out_of_focus(drawn: Drawn) -> None
     sharp = rim_blur_ratio(drawn.image, centres, radii)
     out_of_focus = rim_blur_ratio(cv2.GaussianBlur(drawn.image, (0, 0), 2.5), centres, radii)
     assert sharp < 1.3 and out_of_focus < 1.3
+    darker = rim_blur_ratio((smeared(drawn.image, 13, 20) * 0.5).astype(np.uint8), centres, radii)
+    assert darker == pytest.approx(rim_blur_ratio(smeared(drawn.image, 13, 20), centres, radii), rel=0.05)
     for angle in (0, 30, 90, 135):
         short, long = (rim_blur_ratio(smeared(drawn.image, n, angle), centres, radii) for n in (9, 17))
         assert 1.5 <= short < long, (angle, short, long)
