@@ -257,7 +257,7 @@ def cmd_calibrate_board(args: argparse.Namespace) -> int:
         marker_sheet,
         parse_corners,
     )
-    from omweso_cam.vision.pipeline import BoardReader
+    from omweso_cam.vision.pipeline import BoardReader, count_warnings
 
     if args.method == "markers" and args.sheet:
         sheet = marker_sheet()
@@ -311,10 +311,15 @@ def cmd_calibrate_board(args: argparse.Namespace) -> int:
     calibration = Calibration(corners, (w, h), (board.image.shape[1], board.image.shape[0]), grid, model, None, found.method,
                               round(lattice_score(image, found.corners_px), 3))
     calibration.save(args.out)
+    # Said now, while the camera can still be moved: every read through this rig would say it.
+    warnings = count_warnings(image, board, grid, config)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     print(json.dumps({"out": args.out, "method": found.method,
                       "corners_px": [[round(float(x), 1), round(float(y), 1)] for x, y in corners],
                       "pit_radius_px": round(grid.radius_px, 2), "reference_score": calibration.reference_score,
-                      "seed_model": _model_summary(model) if model else None, "known_position_check": checked_notes}))
+                      "seed_model": _model_summary(model) if model else None, "known_position_check": checked_notes,
+                      "warnings": warnings}))
     return 0
 
 

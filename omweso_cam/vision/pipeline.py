@@ -196,6 +196,22 @@ def _pits_in_image(board: RectifiedBoard, grid: PitGrid) -> tuple[np.ndarray, np
     return centres, (across + down) / 2.0
 
 
+def count_warnings(image: np.ndarray, board: RectifiedBoard, grid: PitGrid, config: ReaderConfig) -> list[str]:
+    """Why counts read from ``board`` at ``grid`` deserve no trust (none: an empty list): pits too small
+    in the camera image (``min_pit_diameter_px``), a board smeared by motion (``max_rim_blur_ratio``).
+    ``image`` is the working camera image the board was rectified from."""
+    warnings = []
+    across = pit_diameter_px(board, grid)
+    if across < config.min_pit_diameter_px:
+        warnings.append(f"board small in the image: pits about {across:.0f} px across, counts are unreliable "
+                        f"below {config.min_pit_diameter_px:.0f} (move the camera closer or use a higher resolution)")
+    smear = rim_blur_ratio(image, *_pits_in_image(board, grid))
+    if smear >= config.max_rim_blur_ratio:
+        warnings.append(f"board blurred by motion: pit rims {smear:.1f} times wider one way than the other, "
+                        "counts are unreliable (steady the camera, or light the board for a shorter exposure)")
+    return warnings
+
+
 def pit_diameter_px(board: RectifiedBoard, grid: PitGrid) -> float:
     """Median pit diameter in the camera image the board was rectified from (pixels)."""
     centres = board.to_image(grid.centers_px)
@@ -369,17 +385,7 @@ class BoardReader:
         pit_counts = count_seeds(board.image, grid, model=self.seed_model, config=self.config.count,
                                  camera_bgr=image, board_from_image=board.board_from_image, views=views)
         t = lap("count", t)
-        across = pit_diameter_px(board, grid)
-        warnings = []
-        if across < self.config.min_pit_diameter_px:
-            warnings.append(f"board small in the image: pits about {across:.0f} px across, counts are unreliable "
-                            f"below {self.config.min_pit_diameter_px:.0f} (move the camera closer or use a higher "
-                            "resolution)")
-        smear = rim_blur_ratio(image, *_pits_in_image(board, grid))
-        if smear >= self.config.max_rim_blur_ratio:
-            warnings.append(f"board blurred by motion: pit rims {smear:.1f} times wider one way than the other, "
-                            "counts are unreliable (steady the camera, or light the board for a shorter exposure)")
-        unreliable = "; ".join(warnings)
+        unreliable = "; ".join(count_warnings(image, board, grid, self.config))
         detail = "; ".join(filter(None, (detail, unreliable)))
         ll = tuple(tuple(row) for row in pit_counts.log_likelihoods.tolist())
         return finish(OK, detail, log_likelihoods=ll, unreliable=unreliable, counts=pit_counts.counts,

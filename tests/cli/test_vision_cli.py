@@ -182,3 +182,20 @@ def test_read_warns_when_the_board_is_small_in_the_picture(images: dict[str, Pat
     main(["read", str(small), "--json"])
     (line,) = _lines(capsys)
     assert line["status"] == "ok" and "board small in the image" in line["detail"]
+
+
+def test_calibrate_warns_of_a_board_the_reader_would_distrust(images: dict[str, Path], tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    # Said while the camera can still be moved: a sharp board gets no warning, a smeared one does.
+    assert main(["calibrate", "corners", str(images["board"]), "--out", str(tmp_path / "sharp.json")]) == 0
+    assert json.loads(capsys.readouterr().out)["warnings"] == []
+    kernel = np.zeros((15, 15), np.float32)
+    kernel[7, :] = 1.0 / 15  # the camera moved 15 px sideways during the exposure
+    smeared = tmp_path / "smeared.png"
+    cv2.imwrite(str(smeared), cv2.filter2D(cv2.imread(str(images["board"])), -1, kernel))
+    assert main(["calibrate", "corners", str(smeared), "--corners", ",".join(str(v) for v in CORNERS.ravel()),
+                 "--out", str(tmp_path / "smeared.json")]) == 0
+    captured = capsys.readouterr()
+    (warning,) = json.loads(captured.out)["warnings"]
+    assert warning.startswith("board blurred by motion") and "warning: board blurred by motion" in captured.err
+
