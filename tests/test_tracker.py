@@ -830,6 +830,21 @@ def test_on_distrusted_counts_a_standard_set_up_misread_on_a_side_is_still_the_s
     assert trusted.initial != START
 
 
+def test_on_distrusted_counts_a_standard_set_up_is_taken_however_many_seeds_its_heaps_read() -> None:
+    # A smeared board: every heap of 4 reads 5-7, so each side holds 47 seeds by the counts and
+    # no arrangement of 32 fits well. Each side still fits the standard arrangement within its
+    # prior, so on distrusted counts the standard is the set-up and the first move follows from
+    # it (before, a side had to read within 4 seeds of 32: seed 2033's smeared film never got
+    # a set-up). On trusted counts such a board is what it reads: not a set-up of 32 a side.
+    after = apply_move(START, "d1", SEED).position
+    heaps = [5 + i % 3 if START.board[i] else 0 for i in range(32)]
+    frames = [Observation.from_counts(heaps, frame_index=i, sigma=0.2) for i in range(3)] + sown(after.board, 3)
+    tracker = Tracker(SEED)
+    assert plies(run(tracker, far(frames))) == ["d1"] and tracker.initial == START
+    trusted = Tracker(SEED)
+    assert plies(run(trusted, frames)) == [] and trusted.initial is None
+
+
 def test_on_distrusted_counts_a_first_move_read_with_misreads_is_the_first_move_not_a_new_set_up() -> None:
     # The standard set-up, then the first move's board read with two pits a seed off
     # (confidently: 12 nats each), so no legal move explains it within the first-move test's

@@ -467,6 +467,11 @@ class Tracker:
         prior = self.config.standard_setup_prior_nats * (
             self.config.distrusted_misfit_scale if observation.unreliable else 1.0)
         fit = self._standard_where_close(rows, fit, prior)
+        if observation.unreliable and not plausible and fit == self._standard_setup():
+            # Both sides fit the standard arrangement within its prior: it is laid out, however
+            # many seeds the heaps seem to hold (a smeared board reads heaps of 4 as 3-7, and no
+            # side then holds about 32, which the rule below asks of other arrangements).
+            plausible = True
         if observation.unreliable and not plausible:
             # As in play (see _reconcile): the most likely set-up is followed on distrusted
             # counts, once the board holds about all the seeds (hands no longer arranging).
