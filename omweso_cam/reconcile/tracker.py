@@ -302,7 +302,7 @@ class Tracker:
         # whether anything (motion, a hand, a lost view) happened since it was confirmed.
         self._bias: tuple[int, ...] | None = None
         self._unreliable = False  # whether the reader distrusted its counts on the last still frame
-        self._trusted_run = 0  # still frames in a row since then on counts the reader trusted
+        self._trusted_run = 0  # the last still frames in a row on counts the reader trusted
         self._distrust_announced = False  # an "unreliable" event stands (distrust_quiet_frames)
         self._trust_announced = False  # a "counts_trusted" event stands while trust is earned
         self._fitting_since = 0  # plies before this one do not count towards trust (trust_after_plies)
