@@ -187,13 +187,20 @@ def grid_from_pits(board: RectifiedBoard, centres: np.ndarray, radius: float) ->
     return grid_from_points(rect, float(np.median(np.linalg.norm(rims - rect, axis=1))), size)
 
 
-def _pits_in_image(board: RectifiedBoard, grid: PitGrid) -> tuple[np.ndarray, np.ndarray]:
-    """The pits' centres (32, 2) and radii (32,) in the camera image the board was rectified from
-    (a radius: the mean of the grid radius's two axes carried into the image)."""
+def _pit_axes_in_image(board: RectifiedBoard, grid: PitGrid) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pits' centres (32, 2) in the camera image the board was rectified from, and the grid's
+    pit radius carried into it along the board's length and across it ((32,) each, pixels)."""
     centres = board.to_image(grid.centers_px)
-    across = np.linalg.norm(board.to_image(grid.centers_px + np.array([grid.radius_px, 0.0])) - centres, axis=1)
-    down = np.linalg.norm(board.to_image(grid.centers_px + np.array([0.0, grid.radius_px])) - centres, axis=1)
-    return centres, (across + down) / 2.0
+    along = np.linalg.norm(board.to_image(grid.centers_px + np.array([grid.radius_px, 0.0])) - centres, axis=1)
+    across = np.linalg.norm(board.to_image(grid.centers_px + np.array([0.0, grid.radius_px])) - centres, axis=1)
+    return centres, along, across
+
+
+def board_blur_ratio(image: np.ndarray, board: RectifiedBoard, grid: PitGrid) -> float:
+    """:func:`vision.blur.rim_blur_ratio` of the pits at ``grid`` in ``image``, the working camera image
+    ``board`` was rectified from (each pit's radius: the mean of its two axes there)."""
+    centres, along, across = _pit_axes_in_image(board, grid)
+    return rim_blur_ratio(image, centres, (along + across) / 2.0)
 
 
 def count_warnings(image: np.ndarray, board: RectifiedBoard, grid: PitGrid, config: ReaderConfig) -> list[str]:
@@ -205,7 +212,7 @@ def count_warnings(image: np.ndarray, board: RectifiedBoard, grid: PitGrid, conf
     if across < config.min_pit_diameter_px:
         warnings.append(f"board small in the image: pits about {across:.0f} px across, counts are unreliable "
                         f"below {config.min_pit_diameter_px:.0f} (move the camera closer or use a higher resolution)")
-    smear = rim_blur_ratio(image, *_pits_in_image(board, grid))
+    smear = board_blur_ratio(image, board, grid)
     if smear >= config.max_rim_blur_ratio:
         warnings.append(f"board blurred by motion: pit rims {smear:.1f} times wider one way than the other, "
                         "counts are unreliable (steady the camera, or light the board for a shorter exposure)")
@@ -213,10 +220,8 @@ def count_warnings(image: np.ndarray, board: RectifiedBoard, grid: PitGrid, conf
 
 
 def pit_diameter_px(board: RectifiedBoard, grid: PitGrid) -> float:
-    """Median pit diameter in the camera image the board was rectified from (pixels)."""
-    centres = board.to_image(grid.centers_px)
-    rims = board.to_image(grid.centers_px + np.array([grid.radius_px, 0.0]))
-    return 2.0 * float(np.median(np.linalg.norm(rims - centres, axis=1)))
+    """Median pit diameter in the camera image the board was rectified from (pixels, along the board)."""
+    return 2.0 * float(np.median(_pit_axes_in_image(board, grid)[1]))
 
 
 def prepare_image(image: np.ndarray | None, config: ReaderConfig) -> tuple[np.ndarray | None, float, str]:

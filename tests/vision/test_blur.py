@@ -8,9 +8,8 @@ import cv2
 import numpy as np
 import pytest
 
-from omweso_cam.vision.blur import rim_blur_ratio
 from omweso_cam.vision.evaluate import format_summary, score_reading, summarise
-from omweso_cam.vision.pipeline import BoardReader
+from omweso_cam.vision.pipeline import BoardReader, board_blur_ratio
 from tests.vision.drawn import Drawn, draw_board
 
 CORNERS = np.array([[150.0, 120.0], [800.0, 90.0], [860.0, 470.0], [120.0, 430.0]])
@@ -32,22 +31,20 @@ def smeared(image: np.ndarray, length_px: int, angle_deg: float) -> np.ndarray:
     return cv2.filter2D(image, -1, kernel / kernel.sum())
 
 
-def pits(reading) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[no-untyped-def]
-    centres = reading.rectified.to_image(reading.grid.centers_px)
-    rim = reading.rectified.to_image(reading.grid.centers_px + np.array([reading.grid.radius_px, 0.0]))
-    return centres, np.linalg.norm(rim - centres, axis=1)
-
-
 def test_rims_widen_across_the_motion_and_not_out_of_focus(drawn: Drawn) -> None:
     reading = BoardReader().at_corners(CORNERS, drawn.image.shape[1::-1], method="manual").read(drawn.image)
-    centres, radii = pits(reading)
-    sharp = rim_blur_ratio(drawn.image, centres, radii)
-    out_of_focus = rim_blur_ratio(cv2.GaussianBlur(drawn.image, (0, 0), 2.5), centres, radii)
+    assert reading.rectified is not None and reading.grid is not None
+
+    def ratio(image: np.ndarray) -> float:
+        return board_blur_ratio(image, reading.rectified, reading.grid)
+
+    sharp = ratio(drawn.image)
+    out_of_focus = ratio(cv2.GaussianBlur(drawn.image, (0, 0), 2.5))
     assert sharp < 1.3 and out_of_focus < 1.3
-    darker = rim_blur_ratio((smeared(drawn.image, 13, 20) * 0.5).astype(np.uint8), centres, radii)
-    assert darker == pytest.approx(rim_blur_ratio(smeared(drawn.image, 13, 20), centres, radii), rel=0.05)
+    darker = ratio((smeared(drawn.image, 13, 20) * 0.5).astype(np.uint8))
+    assert darker == pytest.approx(ratio(smeared(drawn.image, 13, 20)), rel=0.05)
     for angle in (0, 30, 90, 135):
-        short, long = (rim_blur_ratio(smeared(drawn.image, n, angle), centres, radii) for n in (9, 17))
+        short, long = (ratio(smeared(drawn.image, n, angle)) for n in (9, 17))
         assert 1.5 <= short < long, (angle, short, long)
 
 
