@@ -302,8 +302,9 @@ class Tracker:
         # whether anything (motion, a hand, a lost view) happened since it was confirmed.
         self._bias: tuple[int, ...] | None = None
         self._unreliable = False  # whether the reader distrusted its counts on the last still frame
-        self._trusted_run = 0  # the last still frames in a row on counts the reader trusted
-        self._distrust_announced = False  # an "unreliable" event stands (distrust_quiet_frames)
+        # Still frames in a row on counts the reader trusted (before any it distrusted: enough to
+        # announce the first distrust; see distrust_quiet_frames).
+        self._trusted_run = self.config.distrust_quiet_frames
         self._trust_announced = False  # a "counts_trusted" event stands while trust is earned
         self._fitting_since = 0  # plies before this one do not count towards trust (trust_after_plies)
         self._disturbed = True
@@ -353,15 +354,13 @@ class Tracker:
             self._pending, self._pending_count = None, 0
             return events
         self._seen_still = True
+        quiet = self._trusted_run >= self.config.distrust_quiet_frames
         self._trusted_run = 0 if observation.unreliable else self._trusted_run + 1
-        if self._trusted_run >= self.config.distrust_quiet_frames:
-            self._distrust_announced = False
         if bool(observation.unreliable) != self._unreliable:
             # The reader starts (or stops) saying it cannot count this board well: an event when it
             # starts, unless it said so moments ago (distrust_quiet_frames).
             self._unreliable = bool(observation.unreliable)
-            if observation.unreliable and not self._distrust_announced:
-                self._distrust_announced = True
+            if observation.unreliable and quiet:
                 events.append(self._event("unreliable", reason=observation.unreliable))
             if observation.unreliable and self.phase in (PLAYING, ILLEGAL_PHASE) and self._trust_earned():
                 # The plies before fitted already (on counts trusted then, or distrusted a frame
@@ -467,16 +466,14 @@ class Tracker:
         prior = self.config.standard_setup_prior_nats * (
             self.config.distrusted_misfit_scale if observation.unreliable else 1.0)
         fit = self._standard_where_close(rows, fit, prior)
-        if observation.unreliable and not plausible and fit == self._standard_setup():
-            # Both sides fit the standard arrangement within its prior: it is laid out, however
-            # many seeds the heaps seem to hold (a smeared board reads heaps of 4 as 3-7, and no
-            # side then holds about 32, which the rule below asks of other arrangements).
-            plausible = True
         if observation.unreliable and not plausible:
             # As in play (see _reconcile): the most likely set-up is followed on distrusted
-            # counts, once the board holds about all the seeds (hands no longer arranging).
-            plausible = all(abs(sum(half) - SEEDS_PER_SIDE) <= self.config.unreliable_setup_max_missing
-                            for half in (counts[:16], counts[16:]))
+            # counts once both sides fit the standard arrangement within its prior, however many
+            # seeds the heaps seem to hold (a smeared board reads heaps of 4 as 3-7), or once the
+            # board holds about all the seeds (hands no longer arranging).
+            plausible = fit == self._standard_setup() or all(
+                abs(sum(half) - SEEDS_PER_SIDE) <= self.config.unreliable_setup_max_missing
+                for half in (counts[:16], counts[16:]))
         reading = read_setup(counts, self.rules, self.first)
         if plausible and fit != counts:
             reading = SetupReading(reading.board, reading.problems, fit)
