@@ -208,8 +208,6 @@ def _speed(frames: int) -> dict[str, Any]:
     import cv2
 
     from omweso_cam.vision.calibration import Calibration, check_drift
-    from omweso_cam.vision.count import default_seed_model
-    from omweso_cam.vision.counter_net import loaded_trunk
     from omweso_cam.vision.pipeline import BoardReader
     from omweso_cam.vision.stability import StabilityMonitor
     from omweso_cam.vision.synth import Scene, render_board
@@ -243,9 +241,7 @@ def _speed(frames: int) -> dict[str, Any]:
         t0 = time.perf_counter()
         monitor.update(noisy[i % 4])
         stab.append((time.perf_counter() - t0) * 1000)
-    trunk = loaded_trunk(default_seed_model().counter)
-    return result | {"stability_median_ms": statistics.median(stab), "stability_p95_ms": float(np.percentile(stab, 95)),
-                     "network": f"{trunk.engine}, {trunk.precision}"}
+    return result | {"stability_median_ms": statistics.median(stab), "stability_p95_ms": float(np.percentile(stab, 95))}
 
 
 def _row(name: str, s: dict[str, Any]) -> str:
@@ -340,9 +336,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _print_speed(speed: dict[str, Any]) -> dict[str, Any]:
     print()
-    print(f"Calibrated full read ({speed['frame']}, one OpenCV thread, counting network: {speed['network']}): "
-          f"median {speed['read_median_ms']:.1f} ms, p95 {speed['read_p95_ms']:.1f} ms "
-          f"(eight views of each pit, the default; target < 20 ms median)")
+    print(f"Calibrated full read ({speed['frame']}, one OpenCV thread): median {speed['read_median_ms']:.1f} ms, "
+          f"p95 {speed['read_p95_ms']:.1f} ms (eight views of each pit, the default; target < 20 ms median)")
     print(f"... one view a frame (RunnerConfig.fixed_views=1): median {speed['read1_median_ms']:.1f} ms, "
           f"p95 {speed['read1_p95_ms']:.1f} ms")
     print(f"Stability check: median {speed['stability_median_ms']:.2f} ms, p95 {speed['stability_p95_ms']:.2f} ms "

@@ -6,11 +6,7 @@ Two parts, kept apart on purpose:
   (:func:`omweso_cam.vision.count.network_input`: the crop measured against its own
   rim of bare wood) into an embedding. ONNX Runtime runs it on one thread (twice as fast
   as OpenCV's dnn module on this network: 7.8 vs 14-16 ms for 32 crops), OpenCV's dnn
-  module where ONNX Runtime is not installed; the reader needs no deep-learning framework.
-  ONNX Runtime runs the trunk's 8-bit copy (``seed_counter.int8.onnx``, made by
-  ``benchmarks/quantize_counter.py``) where one lies beside it made from this very file:
-  half the time again, counts the same but for 1-4% of heaps (docs/vision.md, "An 8-bit
-  trunk"). ``OMWESO_CAM_COUNTER=float`` in the environment keeps the float trunk;
+  module where ONNX Runtime is not installed; the reader needs no deep-learning framework;
 * the *head* (:class:`CounterHead`, plain JSON) is one linear layer from the
   embedding to log-probabilities over counts. It is what a rig calibrates:
   :func:`refit_head` fits it to labelled crops of that rig's board and seeds,
@@ -23,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,64 +86,24 @@ class CounterHead:
             raise CounterNetError(f"bad seed counter head: {exc}") from exc
 
 
-#: Metadata key of an 8-bit trunk: the SHA-256 of the float trunk it was quantised from.
-QUANTIZED_FROM_KEY = "quantized_from_sha256"
-#: Environment variable choosing the trunk's precision: ``int8`` (the default, where an
-#: 8-bit copy of the trunk is shipped) or ``float``.
-PRECISION_ENV = "OMWESO_CAM_COUNTER"
-
-
-def quantized_path(path: str | Path) -> Path:
-    """Where the 8-bit copy of the trunk at ``path`` lies: ``seed_counter.onnx`` -> ``seed_counter.int8.onnx``."""
-    return Path(path).with_suffix(".int8.onnx")
-
-
-def _onnx_session(path: str):  # type: ignore[no-untyped-def]
-    import onnxruntime
-
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = 1  # the reading's time budget is one core's
-    options.inter_op_num_threads = 1
-    return onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-
-
-def _quantized_session(path: Path, sha256: str):  # type: ignore[no-untyped-def]
-    """A session of the 8-bit trunk at ``path`` if it was made from the float trunk of digest ``sha256``, else None."""
-    try:
-        session = _onnx_session(str(path))
-    except Exception:  # an unreadable copy costs speed, not the count: the float trunk is read instead
-        return None
-    return session if session.get_modelmeta().custom_metadata_map.get(QUANTIZED_FROM_KEY) == sha256 else None
-
-
 class Trunk:
-    """The trunk network loaded by one engine: ``onnxruntime`` (default when installed) or ``opencv``.
+    """The trunk network loaded by one engine: ``onnxruntime`` (default when installed) or ``opencv``."""
 
-    With ONNX Runtime and ``sha256`` (the float file's digest) given, the 8-bit copy beside
-    the file is run instead when its metadata says it was made from that digest, unless
-    ``OMWESO_CAM_COUNTER=float``; a stale copy (the float trunk retrained since) is passed
-    over. ``precision`` says which ran: ``float`` or ``int8``.
-    """
-
-    def __init__(self, path: str, engine: str | None = None, *, sha256: str | None = None) -> None:
+    def __init__(self, path: str, engine: str | None = None) -> None:
         if engine is None:
             engine = "onnxruntime" if importlib.util.find_spec("onnxruntime") is not None else "opencv"
         if engine not in ("onnxruntime", "opencv"):
             raise ValueError(f"unknown network engine {engine!r}")
-        precision = os.environ.get(PRECISION_ENV, "int8").strip().lower() or "int8"
-        if precision not in ("int8", "float"):
-            raise CounterNetError(f"{PRECISION_ENV} must be 'int8' or 'float', got {precision!r}")
         self.engine = engine
-        self.precision = "float"
         self._lock = threading.Lock()  # one caller at a time (OpenCV's nets are not thread-safe)
         try:
             if engine == "onnxruntime":
-                small = quantized_path(path)
-                session = None
-                if precision == "int8" and sha256 is not None and small.is_file():
-                    session = _quantized_session(small, sha256)
-                self.precision = "float" if session is None else "int8"
-                self._session = session or _onnx_session(path)
+                import onnxruntime
+
+                options = onnxruntime.SessionOptions()
+                options.intra_op_num_threads = 1  # the reading's time budget is one core's
+                options.inter_op_num_threads = 1
+                self._session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
                 self._input = self._session.get_inputs()[0].name
             else:
                 self._net = cv2.dnn.readNetFromONNX(path)
@@ -181,8 +136,8 @@ def trunk_path(head: CounterHead) -> Path:
     return calibration_dir() / path
 
 
-def loaded_trunk(head: CounterHead) -> Trunk:
-    """The trunk ``head`` reads, loaded once per file (and checked against the digest the head names)."""
+def embed(network_input: np.ndarray, head: CounterHead) -> np.ndarray:
+    """Run the trunk on a batch (N, 3, S, S) float32; one loaded trunk per file."""
     path = str(trunk_path(head))
     with _TRUNKS_LOCK:
         if path not in _TRUNKS:
@@ -190,23 +145,16 @@ def loaded_trunk(head: CounterHead) -> Trunk:
                 digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
             except OSError as exc:
                 raise CounterNetError(f"cannot load the seed counter network {path}: {exc}") from exc
-            _TRUNKS[path] = (Trunk(path, sha256=digest), digest)
+            _TRUNKS[path] = (Trunk(path), digest)
         trunk, digest = _TRUNKS[path]
     if head.trunk_sha256 is not None and head.trunk_sha256 != digest:
         raise CounterNetError(f"this seed model was fitted to another version of the counting network than "
                               f"{path}; make it again with `omweso-cam calibrate seeds`")
-    return trunk
-
-
-def embed(network_input: np.ndarray, head: CounterHead) -> np.ndarray:
-    """Run the head's trunk on a batch (N, 3, S, S) float32."""
-    trunk = loaded_trunk(head)
     if len(network_input) == 0:
         return np.zeros((0, head.embedding_size))
     out = trunk.run(network_input)
     if out.shape[1] != head.embedding_size:
-        raise CounterNetError(f"trunk {trunk_path(head)} gives {out.shape[1]} numbers per crop, "
-                              f"the head reads {head.embedding_size}")
+        raise CounterNetError(f"trunk {path} gives {out.shape[1]} numbers per crop, the head reads {head.embedding_size}")
     return out
 
 
