@@ -68,6 +68,17 @@ class RunnerConfig:
     ``confirm_s`` / ``settle_s`` give the tracker's agreement and the stability
     monitor's quiet period in seconds; they become frame counts from the source's frame
     rate (at least one frame), so a 4 fps frame folder and a 30 fps camera behave alike.
+    ``alarm_confirm_s``: how long the board must read illegal before the alarm (at least
+    ``confirm_s``). An illegal board stays until someone restores it, so waiting costs the
+    referee little; one view that read the board illegal between legal ones (a misread heap,
+    the pause before a hand comes back to finish a sowing) raised most false alarms on
+    track_bench's films, where at 4 frames a second ``confirm_s`` is one frame. Chosen on the
+    saved readings of its 108 films of seeds 2026-2043: 0.5 s (two frames there) took false
+    alarms 20 -> 14 with the set-up given, 10 -> 8 with it read, 25 -> 13 with the films' true
+    stability; staged illegal sowings flagged 69 -> 68, 70 -> 70, 70 -> 69. Checked on the 24
+    films of seeds 2044-2047, rendered afterwards: false alarms 23 -> 14, 21 -> 11, 21 -> 14;
+    flagged 15 -> 15, 14 -> 14, 17 -> 16; moves unchanged. 0.75 s, or the same reading twice
+    as moves are confirmed, removed more false alarms and lost more flags (docs/tracking.md).
     ``max_reads_per_stable_run``: a still board read more often gives no new information
     (a board at fixed corners, read in fewer views a frame, is read until every view was seen);
     a still scene in which as many reads in a row found no board is not read again until
@@ -87,6 +98,7 @@ class RunnerConfig:
 
     tracker: TrackerConfig = field(default_factory=TrackerConfig)
     confirm_s: float | None = 0.25
+    alarm_confirm_s: float | None = 0.5
     settle_s: float | None = 0.1
     max_reads_per_stable_run: int = 3
     lock_board: bool = False  # per-session calibration: locate the board once (see FrameProcessor)
@@ -96,11 +108,16 @@ class RunnerConfig:
     state_every_frames: int = 10  # publish "state" at least this often (clocks tick)
 
     def for_fps(self, fps: float | None) -> RunnerConfig:
-        """The config with ``confirm_frames`` derived from ``confirm_s`` at ``fps``."""
-        if fps is None or fps <= 0 or self.confirm_s is None:
+        """The config with ``confirm_frames`` and ``alarm_confirm_frames`` derived from
+        ``confirm_s`` and ``alarm_confirm_s`` at ``fps``."""
+        if fps is None or fps <= 0:
             return self
-        frames = max(1, round(self.confirm_s * fps))
-        return replace(self, tracker=replace(self.tracker, confirm_frames=frames))
+        tracker = self.tracker
+        if self.confirm_s is not None:
+            tracker = replace(tracker, confirm_frames=max(1, round(self.confirm_s * fps)))
+        if self.alarm_confirm_s is not None:
+            tracker = replace(tracker, alarm_confirm_frames=max(1, round(self.alarm_confirm_s * fps)))
+        return replace(self, tracker=tracker)
 
     def settle_frames(self, fps: float | None) -> int | None:
         if fps is None or fps <= 0 or self.settle_s is None:
@@ -412,7 +429,8 @@ class LiveSession:
         if self._processor is None:
             self._processor = make_processor(load_calibration(self._existing_calibration()), config=self.config, fps=fps)
         if self.tracker is not None:
-            self.tracker.config = replace(self.tracker.config, confirm_frames=self.config.tracker.confirm_frames)
+            self.tracker.config = replace(self.tracker.config, confirm_frames=self.config.tracker.confirm_frames,
+                                          alarm_confirm_frames=self.config.tracker.alarm_confirm_frames)
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, name="omweso-live", daemon=True)
         self._thread.start()

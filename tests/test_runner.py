@@ -70,7 +70,7 @@ def session_for(script: Sequence[ScriptFrame], db: Path | str, faults: dict[int,
     items = [(faults or {}).get(i, FRAME) for i in range(len(script))]
     source = ScriptSource(items)
     return LiveSession("script", repository=db, open_source=lambda *a, **k: source,
-                       processor=processor or ScriptProcessor(script), config=RunnerConfig(confirm_s=None), **kw)
+                       processor=processor or ScriptProcessor(script), config=RunnerConfig(confirm_s=None, alarm_confirm_s=None), **kw)
 
 
 def test_live_session_records_a_game_and_publishes_state_ply_and_frames(tmp_path: Path) -> None:
@@ -252,7 +252,7 @@ def test_track_source_writes_the_record_format() -> None:
     script += script_game(after, ["f4"], SEED)[4:]
     source = ScriptSource([FRAME] * len(script))
     record = track_source(source, SEED, processor=ScriptProcessor(script),  # type: ignore[arg-type]
-                          config=RunnerConfig(confirm_s=None))
+                          config=RunnerConfig(confirm_s=None, alarm_confirm_s=None))
     assert record["rules"] == "seed" and record["initial"] == START.notation()
     assert [p["move"] for p in record["plies"]] == ["d1", "f4"]
     assert set(record["plies"][0]) == {"move", "after", "frame"}
@@ -276,7 +276,7 @@ def test_track_records_when_distrusted_counts_start_to_be_trusted() -> None:
     script = script_game(START, moves, SEED)
     source = ScriptSource([FRAME] * len(script))
     record = track_source(source, SEED, processor=DistrustingProcessor(script),  # type: ignore[arg-type]
-                          start=START, config=RunnerConfig(confirm_s=None))
+                          start=START, config=RunnerConfig(confirm_s=None, alarm_confirm_s=None))
     assert [p["move"] for p in record["plies"]] == [str(m) for m in moves]
     kinds = [e["kind"] for e in record["events"]]
     assert kinds == ["unreliable", "counts_trusted"]
@@ -336,7 +336,7 @@ class Proc:
         return observe(item.board, item.status, frame_index=frame.index), None
 
 session = LiveSession("x", repository=sys.argv[1], open_source=lambda *a, **k: Slow(), processor=Proc(),
-                      config=RunnerConfig(confirm_s=None))
+                      config=RunnerConfig(confirm_s=None, alarm_confirm_s=None))
 session.new_match(south="Ann", north="Bo")
 with session.bus.subscribe(replay_last=False) as sub:
     session.start()
@@ -482,7 +482,7 @@ def test_a_corrected_set_up_rewrites_the_stored_game_and_resumes_from_it(tmp_pat
     script = script_game(initial, moves, SEED)
     db = tmp_path / "db.sqlite"
     session = LiveSession("script", repository=db, open_source=lambda *a, **k: ScriptSource([FRAME] * len(script)),
-                          processor=MisreadingProcessor(script), config=RunnerConfig(confirm_s=None))
+                          processor=MisreadingProcessor(script), config=RunnerConfig(confirm_s=None, alarm_confirm_s=None))
     session.new_match(south="Ann", north="Bo", rules="seed")
     session.start()
     assert session.wait(10)

@@ -887,6 +887,33 @@ def test_an_illegal_sowing_after_a_set_up_read_cleanly_is_flagged() -> None:
     assert [e.kind for e in events if e.kind in ("alarm", "setup_corrected")] == ["alarm"]
 
 
+def test_an_alarm_waits_for_the_board_to_read_illegal_for_alarm_confirm_frames() -> None:
+    # At 4 frames a second one frame confirms a move; one view that reads the board illegal
+    # (a heap misread in the pause before the hand comes back to finish its sowing) is no
+    # alarm. The view after the hand shows the move played: it is followed.
+    config = TrackerConfig(confirm_frames=1, alarm_confirm_frames=2)
+    after = apply_move(START, "d1", SEED).position
+    wrong = _wrong_sowing(START)
+    tracker = Tracker(SEED, initial=START, config=config)
+    events = run(tracker, [Observation(0, 0.0, HAND), observe(wrong, frame_index=1), Observation(2, 0.2, HAND),
+                           observe(after.board, frame_index=3)])
+    assert [e.kind for e in events] == ["ply"] and plies(events) == ["d1"]
+    # Two views that read it illegal are an alarm, though they misread it differently.
+    other = list(wrong)
+    empty = next(i for i, n in enumerate(other) if n == 0)
+    other[empty] += 1
+    other[next(i for i, n in enumerate(other) if n > 1 and i != empty)] -= 1
+    tracker = Tracker(SEED, initial=START, config=config)
+    events = run(tracker, [Observation(0, 0.0, HAND), observe(wrong, frame_index=1)])
+    assert events == []
+    events = run(tracker, [observe(other, frame_index=2)])
+    assert [e.kind for e in events] == ["alarm"] and tracker.phase == ILLEGAL_PHASE
+    # Each later reading refreshes the standing alarm's board.
+    run(tracker, [Observation(3, 0.3, HAND), observe(wrong, frame_index=4)])
+    assert tracker.alarm is not None and tracker.alarm["observed"] == board_rows(wrong)
+    assert tracker.alarm["frame"] == 1
+
+
 def test_distrust_that_flickers_is_announced_once() -> None:
     # A smear or a pit size near the reader's limit: every other view distrusted. One
     # "unreliable" event says so, not one a view, and trust earned is said once; a new

@@ -80,6 +80,11 @@ class TrackerConfig:
     """How cautious the tracker is. Times in seconds of the frame timestamps."""
 
     confirm_frames: int = 3
+    # An illegal sowing is called only after this many still frames in a row read the board
+    # illegal (None: ``confirm_frames``), whatever misreads change between them; the board's
+    # own reading need not repeat, as a heap misread differently on each frame is still one
+    # illegal board. The runner sets it from ``RunnerConfig.alarm_confirm_s`` (see there).
+    alarm_confirm_frames: int | None = None
     average_frames: int = 8  # stable frames of one scene whose likelihoods are averaged
     reconcile: ReconcileConfig = field(default_factory=ReconcileConfig)
     mode: str = "classical"
@@ -147,6 +152,8 @@ class TrackerConfig:
     def __post_init__(self) -> None:
         if self.confirm_frames < 1:
             raise ValueError(f"confirm_frames must be >= 1, got {self.confirm_frames}")
+        if self.alarm_confirm_frames is not None and self.alarm_confirm_frames < 1:
+            raise ValueError(f"alarm_confirm_frames must be >= 1, got {self.alarm_confirm_frames}")
         if self.mode not in MODES:
             raise ValueError(f"unknown mode {self.mode!r}; expected one of {MODES}")
 
@@ -402,7 +409,10 @@ class Tracker:
         else:
             self._pending, self._pending_count, self._pending_since_s = key, 1, self.time_s
             self._first_frame_of_pending = self.frame
-        enough = self._confirm_now or self._pending_count >= self.config.confirm_frames
+        needed = self.config.confirm_frames
+        if key[0] == ILLEGAL and self.phase != ILLEGAL_PHASE and self.config.alarm_confirm_frames is not None:
+            needed = max(needed, self.config.alarm_confirm_frames)
+        enough = self._confirm_now or self._pending_count >= needed
         if enough and key != self._acted_on:
             self._acted_on = key
             return True
@@ -660,7 +670,13 @@ class Tracker:
             self._act(result, observation, events)
 
     def _key(self, result: Reconciliation) -> tuple[object, ...]:
-        """What a reading in play says, for agreeing frames: the verdict, the board it sees, the position."""
+        """What a reading in play says, for agreeing frames: the verdict, the board it sees, the position.
+
+        Readings that call the board illegal agree whatever they read, until the alarm is
+        raised (``alarm_confirm_frames``); then each new reading refreshes the alarm's.
+        """
+        if result.status == ILLEGAL and self.phase != ILLEGAL_PHASE:
+            return self._key_of(result.status, None)
         return self._key_of(result.status, result.best.board if result.best is not None else result.observed)
 
     def _key_of(self, status: str, board: object) -> tuple[object, ...]:
