@@ -500,3 +500,13 @@ def test_a_corrected_set_up_rewrites_the_stored_game_and_resumes_from_it(tmp_pat
     session.repository.close()
     resumed = session_for(script, db)
     assert resumed.state()["position"] == truth[-1].notation()
+
+
+def test_agreement_times_become_frame_counts_at_the_source_frame_rate() -> None:
+    # Moves are confirmed after confirm_s, alarms after alarm_confirm_s (at least one frame):
+    # a 4 fps frame folder and a 30 fps camera wait alike.
+    slow, live = RunnerConfig().for_fps(4.0).tracker, RunnerConfig().for_fps(30.0).tracker
+    assert (slow.confirm_frames, slow.alarm_confirm_frames) == (1, 2)
+    assert (live.confirm_frames, live.alarm_confirm_frames) == (8, 15)
+    given = RunnerConfig(confirm_s=None, alarm_confirm_s=None).for_fps(30.0).tracker
+    assert (given.confirm_frames, given.alarm_confirm_frames) == (3, None)
