@@ -108,16 +108,19 @@ class RunnerConfig:
     state_every_frames: int = 10  # publish "state" at least this often (clocks tick)
 
     def for_fps(self, fps: float | None) -> RunnerConfig:
-        """The config with ``confirm_frames`` and ``alarm_confirm_frames`` derived from
-        ``confirm_s`` and ``alarm_confirm_s`` at ``fps``."""
+        """The config with its tracker's frame counts derived at ``fps`` (:meth:`timed`)."""
+        return replace(self, tracker=self.timed(self.tracker, fps))
+
+    def timed(self, tracker: TrackerConfig, fps: float | None) -> TrackerConfig:
+        """``tracker`` with ``confirm_frames`` and ``alarm_confirm_frames`` derived from
+        ``confirm_s`` and ``alarm_confirm_s`` at ``fps`` (each left as it is where None)."""
         if fps is None or fps <= 0:
-            return self
-        tracker = self.tracker
+            return tracker
         if self.confirm_s is not None:
             tracker = replace(tracker, confirm_frames=max(1, round(self.confirm_s * fps)))
         if self.alarm_confirm_s is not None:
             tracker = replace(tracker, alarm_confirm_frames=max(1, round(self.alarm_confirm_s * fps)))
-        return replace(self, tracker=tracker)
+        return tracker
 
     def settle_frames(self, fps: float | None) -> int | None:
         if fps is None or fps <= 0 or self.settle_s is None:
@@ -428,9 +431,8 @@ class LiveSession:
         self.config = self.config.for_fps(fps)
         if self._processor is None:
             self._processor = make_processor(load_calibration(self._existing_calibration()), config=self.config, fps=fps)
-        if self.tracker is not None:
-            self.tracker.config = replace(self.tracker.config, confirm_frames=self.config.tracker.confirm_frames,
-                                          alarm_confirm_frames=self.config.tracker.alarm_confirm_frames)
+        if self.tracker is not None:  # made (or resumed) before the frame rate was known
+            self.tracker.config = self.config.timed(self.tracker.config, fps)
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, name="omweso-live", daemon=True)
         self._thread.start()

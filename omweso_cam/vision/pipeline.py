@@ -208,9 +208,9 @@ def count_warnings(image: np.ndarray, board: RectifiedBoard, grid: PitGrid, conf
     in the camera image (``min_pit_diameter_px``), a board smeared by motion (``max_rim_blur_ratio``).
     ``image`` is the working camera image the board was rectified from."""
     warnings = []
-    across = pit_diameter_px(board, grid)
-    if across < config.min_pit_diameter_px:
-        warnings.append(f"board small in the image: pits about {across:.0f} px across, counts are unreliable "
+    diameter = pit_diameter_px(board, grid)
+    if diameter < config.min_pit_diameter_px:
+        warnings.append(f"board small in the image: pits about {diameter:.0f} px across, counts are unreliable "
                         f"below {config.min_pit_diameter_px:.0f} (move the camera closer or use a higher resolution)")
     smear = board_blur_ratio(image, board, grid)
     if smear >= config.max_rim_blur_ratio:
