@@ -43,6 +43,11 @@ class ScriptSource(FrameSource):
         self.closed = True
 
 
+#: The tracker's frame counts as TrackerConfig gives them, not derived from seconds at the
+#: script's frame rate: these tests count frames.
+FRAMES_AS_GIVEN = RunnerConfig(confirm_s=None, alarm_confirm_s=None)
+
+
 class StubStability:
     def __init__(self) -> None:
         self.region: Any = None
@@ -70,7 +75,7 @@ def session_for(script: Sequence[ScriptFrame], db: Path | str, faults: dict[int,
     items = [(faults or {}).get(i, FRAME) for i in range(len(script))]
     source = ScriptSource(items)
     return LiveSession("script", repository=db, open_source=lambda *a, **k: source,
-                       processor=processor or ScriptProcessor(script), config=RunnerConfig(confirm_s=None, alarm_confirm_s=None), **kw)
+                       processor=processor or ScriptProcessor(script), config=FRAMES_AS_GIVEN, **kw)
 
 
 def test_live_session_records_a_game_and_publishes_state_ply_and_frames(tmp_path: Path) -> None:
@@ -252,7 +257,7 @@ def test_track_source_writes_the_record_format() -> None:
     script += script_game(after, ["f4"], SEED)[4:]
     source = ScriptSource([FRAME] * len(script))
     record = track_source(source, SEED, processor=ScriptProcessor(script),  # type: ignore[arg-type]
-                          config=RunnerConfig(confirm_s=None, alarm_confirm_s=None))
+                          config=FRAMES_AS_GIVEN)
     assert record["rules"] == "seed" and record["initial"] == START.notation()
     assert [p["move"] for p in record["plies"]] == ["d1", "f4"]
     assert set(record["plies"][0]) == {"move", "after", "frame"}
@@ -276,7 +281,7 @@ def test_track_records_when_distrusted_counts_start_to_be_trusted() -> None:
     script = script_game(START, moves, SEED)
     source = ScriptSource([FRAME] * len(script))
     record = track_source(source, SEED, processor=DistrustingProcessor(script),  # type: ignore[arg-type]
-                          start=START, config=RunnerConfig(confirm_s=None, alarm_confirm_s=None))
+                          start=START, config=FRAMES_AS_GIVEN)
     assert [p["move"] for p in record["plies"]] == [str(m) for m in moves]
     kinds = [e["kind"] for e in record["events"]]
     assert kinds == ["unreliable", "counts_trusted"]
@@ -482,7 +487,7 @@ def test_a_corrected_set_up_rewrites_the_stored_game_and_resumes_from_it(tmp_pat
     script = script_game(initial, moves, SEED)
     db = tmp_path / "db.sqlite"
     session = LiveSession("script", repository=db, open_source=lambda *a, **k: ScriptSource([FRAME] * len(script)),
-                          processor=MisreadingProcessor(script), config=RunnerConfig(confirm_s=None, alarm_confirm_s=None))
+                          processor=MisreadingProcessor(script), config=FRAMES_AS_GIVEN)
     session.new_match(south="Ann", north="Bo", rules="seed")
     session.start()
     assert session.wait(10)
@@ -508,5 +513,5 @@ def test_agreement_times_become_frame_counts_at_the_source_frame_rate() -> None:
     slow, live = RunnerConfig().for_fps(4.0).tracker, RunnerConfig().for_fps(30.0).tracker
     assert (slow.confirm_frames, slow.alarm_confirm_frames) == (1, 2)
     assert (live.confirm_frames, live.alarm_confirm_frames) == (8, 15)
-    given = RunnerConfig(confirm_s=None, alarm_confirm_s=None).for_fps(30.0).tracker
+    given = FRAMES_AS_GIVEN.for_fps(30.0).tracker
     assert (given.confirm_frames, given.alarm_confirm_frames) == (3, None)
