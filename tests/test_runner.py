@@ -132,7 +132,7 @@ def test_a_restarted_session_resumes_the_match(tmp_path: Path) -> None:
 
 def test_illegal_sowing_raises_an_alarm_the_referee_can_accept(tmp_path: Path) -> None:
     after = apply_move(START, "d1", SEED).position
-    wrong = moved(after.board, "e2", "e3")
+    wrong = moved(after.board, "e2", "a2")
     script = [ScriptFrame(START.board, "stable", 0)] * 3 + [ScriptFrame(None, "hand", 0)] * 2
     script += [ScriptFrame(tuple(wrong), "stable", 0)] * 4
     session = session_for(script, tmp_path / "db.sqlite")
@@ -148,7 +148,7 @@ def test_illegal_sowing_raises_an_alarm_the_referee_can_accept(tmp_path: Path) -
     state = session.state()
     assert state["phase"] == "illegal" and alarms and alarms[0]["active"] is True
     alarm = state["alarm"]
-    assert alarm["kind"] == "illegal_sowing" and alarm["frame"] == 5 and "e3" in alarm["differs"]
+    assert alarm["kind"] == "illegal_sowing" and alarm["frame"] == 5 and "a2" in alarm["differs"]
     assert alarm["expected"] == [list(r) for r in START.rows()]
     assert alarm["closest"][0]["move"] == "d1"
     events = session.repository.list_events(match_id=state["match"]["id"])
@@ -246,10 +246,10 @@ def test_jpeg_frames_and_calibration(tmp_path: Path) -> None:
 
 def test_track_source_writes_the_record_format() -> None:
     after = apply_move(START, "d1", SEED).position
-    wrong = list(apply_move(after, "f4", SEED).position.board)  # f4 with one seed in South's pit
+    wrong = list(apply_move(after, "f4", SEED).position.board)  # f4 with one seed in a wrong pit of North's
     source_pit = max(range(16), key=lambda i: (wrong[i] > 0, -wrong[i]))
     wrong[source_pit] -= 1
-    wrong[31 - source_pit] += 1
+    wrong[next(i for i in range(16) if i != source_pit and wrong[i] == 0)] += 1  # within North's half
     script = script_game(START, ["d1"], SEED)
     # an illegal sowing, then the board put back, then the next move
     script += [ScriptFrame(None, "hand", 1)] * 2 + [ScriptFrame(tuple(wrong), "stable", 1)] * 3

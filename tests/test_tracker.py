@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from omweso_cam.observation import HAND, MOVING, NO_BOARD, OCCLUDED, Observation
-from omweso_cam.reconcile.scoring import differing_squares
+from omweso_cam.reconcile.scoring import ReconcileConfig, differing_squares
 from omweso_cam.reconcile.simulate import (
     NoiseModel,
     ScriptFrame,
@@ -216,19 +216,19 @@ def _misread(board: tuple[int, ...], **pits: int) -> list[int]:
 
 
 def test_a_misread_of_an_untouched_board_is_learnt_not_an_alarm() -> None:
-    # The camera reads two of North's far-row 4s as 2 and 6, confidently, from the start
-    # (two seeds off: far beyond what the reading's likelihoods allow for).
+    # The camera reads two of South's 4s as 2 and 6, confidently, from the start (two seeds
+    # off: far beyond what the reading's likelihoods allow for).
     after = apply_move(START, "d1", SEED).position
-    seen_start = _misread(START.board, a4=2, c4=6)
+    seen_start = _misread(START.board, a1=2, c1=6)
     tracker = Tracker(SEED, initial=START)
     events = run(tracker, [observe(seen_start, frame_index=i) for i in range(4)])
     assert [e.kind for e in events] == ["misreads"] and tracker.phase == PLAYING
-    assert events[0].data == {"pits": {"a4": {"reads": 2, "count": 4}, "c4": {"reads": 6, "count": 4}}}
-    assert tracker.misreads == {"a4": 2, "c4": 6}  # what the live page marks
-    # South sows d1, which leaves a4 and c4 alone: they still read 2 and 6, and d1 is accepted.
-    events = run(tracker, sown(_misread(after.board, a4=2, c4=6), 4))
+    assert events[0].data == {"pits": {"a1": {"reads": 2, "count": 4}, "c1": {"reads": 6, "count": 4}}}
+    assert tracker.misreads == {"a1": 2, "c1": 6}  # what the live page marks
+    # South sows d1, which leaves a1 and c1 alone: they still read 2 and 6, and d1 is accepted.
+    events = run(tracker, sown(_misread(after.board, a1=2, c1=6), 4))
     assert plies(events) == ["d1"] and not [e for e in events if e.kind == "alarm"]
-    assert tracker.misreads == {"a4": 2, "c4": 6}
+    assert tracker.misreads == {"a1": 2, "c1": 6}
     # The same readings right after a hand are a changed board: an alarm.
     touched = Tracker(SEED, initial=START)
     assert [e.kind for e in run(touched, sown(seen_start, 0))] == ["alarm"]
@@ -246,7 +246,7 @@ def test_the_readers_verdicts_before_the_first_still_frame_are_no_disturbance() 
     # A blurred board read as occluded on the camera's first still frame: nothing moved (the
     # camera reads only frames its stability check found still), so the next readings are
     # of the untouched set-up and their misreads are learnt, not an illegal sowing.
-    seen_start = _misread(START.board, a4=2, c4=6)
+    seen_start = _misread(START.board, a1=2, c1=6)
     for verdict in (OCCLUDED, NO_BOARD):
         tracker = Tracker(SEED, initial=START)
         first = [Observation(0, 0.0, MOVING), Observation(1, 0.1, verdict)]
@@ -326,16 +326,34 @@ def test_one_pit_off_a_legal_board_is_a_misread_not_an_illegal_sowing() -> None:
     assert plies(events) == ["d1"] and not [e for e in events if e.kind == "alarm"]
 
 
+def test_a_board_misread_in_the_opponents_half_after_a_move_is_no_alarm() -> None:
+    # South plays d1; the camera then reads North's a4 and c4 (untouched, 4 each) as 2 and 6
+    # and a South seed in a wrong pit. No sowing of South's changes North's pits so: the
+    # reading is ambiguous, no alarm. The next view read right is the move.
+    after = apply_move(START, "d1", SEED).position
+    misread = _misread(after.board, a4=2, c4=6, e1=after.board[square_index("e1")] - 1, a2=1)
+    tracker = Tracker(SEED, initial=START)
+    events = run(tracker, sown(misread, 0))
+    assert "alarm" not in [e.kind for e in events]
+    assert [e.data["opponent_misfit_nats"] > 4.5 for e in events if e.kind == "ambiguous"] == [True]
+    assert tracker.phase == PLAYING and tracker.plies == []
+    events = run(tracker, sown(after.board, 4))
+    assert plies(events) == ["d1"] and "alarm" not in [e.kind for e in events]
+    # With the rule off the same readings are an alarm.
+    off = Tracker(SEED, initial=START, config=TrackerConfig(reconcile=ReconcileConfig(max_opponent_misfit_nats=None)))
+    assert "alarm" in [e.kind for e in run(off, sown(misread, 0))]
+
+
 def test_seeds_put_into_a_misread_pit_are_still_an_illegal_sowing() -> None:
     after = apply_move(START, "d1", SEED).position
     tracker = Tracker(SEED, initial=START)
-    # North's empty e3 reads 1 (say a knot in the wood), learnt while nothing moves.
-    run(tracker, [observe(_misread(START.board, e3=1), frame_index=i) for i in range(3)])
-    # d1 is played, then two seeds go from South's e1 into e3: neither its count (0)
-    # nor its misread (1) explains a reading of 3.
-    events = run(tracker, sown(_misread(after.board, e1=after.board[square_index("e1")] - 2, e3=3), 3))
+    # South's empty a2 reads 1 (say a knot in the wood), learnt while nothing moves.
+    run(tracker, [observe(_misread(START.board, a2=1), frame_index=i) for i in range(3)])
+    # d1 is played, then two seeds go from e1 into a2: neither its count (0) nor its
+    # misread (1) explains a reading of 3.
+    events = run(tracker, sown(_misread(after.board, e1=after.board[square_index("e1")] - 2, a2=3), 3))
     alarms = [e for e in events if e.kind == "alarm"]
-    assert len(alarms) == 1 and set(alarms[0].data["differs"]) == {"e1", "e3"}
+    assert len(alarms) == 1 and set(alarms[0].data["differs"]) == {"e1", "a2"}
 
 
 def test_referee_accepts_the_observed_board_or_corrects_a_pit() -> None:
@@ -571,11 +589,13 @@ def test_no_alarm_on_counts_the_reader_itself_distrusts() -> None:
 
 def _wrong_sowing(position: Position, *, unmoved: bool = False) -> list[int]:
     """The board of a legal move from ``position`` (or, ``unmoved``, ``position``'s own) with three
-    seeds in a wrong pit (a clear misfit for ``observe``'s likelihoods): no legal board."""
+    seeds moved to a wrong pit of the mover's half (a clear misfit for ``observe``'s likelihoods):
+    no legal board, but one a sowing could leave."""
     legal = {apply_move(position, m, SEED).position.board for m in legal_moves(position, SEED)} | {position.board}
     board = position.board if unmoved else apply_move(position, legal_moves(position, SEED)[0], SEED).position.board
-    for source in range(32):
-        for target in range(32):
+    half = range(16, 32) if position.side_to_move is Side.SOUTH else range(16)
+    for source in half:
+        for target in half:
             if board[source] >= 3 and source != target:
                 wrong = moved(board, square_name(source), square_name(target), seeds=3)
                 if tuple(wrong) not in legal:
@@ -875,7 +895,7 @@ def test_an_illegal_sowing_after_a_set_up_read_cleanly_is_flagged() -> None:
     moves = ["g1", "b4"]
     boards = _played(START, moves)
     played = _played(Position(boards[-1], Side.SOUTH, 2, (0, 0)), ["a1"])[-1]
-    wrong = moved(played, "b1", "b3")  # a seed sown into North's pit
+    wrong = moved(played, "b1", "c2")  # a seed sown into a wrong pit
     tracker = Tracker(SEED)
     frames = [Observation.from_counts(START.board, frame_index=i, sigma=0.2) for i in range(3)]
     for k, board in enumerate([*boards[1:], wrong]):
@@ -900,9 +920,9 @@ def test_an_alarm_waits_for_the_board_to_read_illegal_for_alarm_confirm_frames()
     assert [e.kind for e in events] == ["ply"] and plies(events) == ["d1"]
     # Two views that read it illegal are an alarm, though they misread it differently.
     other = list(wrong)
-    empty = next(i for i, n in enumerate(other) if n == 0)
+    empty = next(i for i in range(16, 32) if other[i] == 0)  # in South's half: a board a sowing leaves
     other[empty] += 1
-    other[next(i for i, n in enumerate(other) if n > 1 and i != empty)] -= 1
+    other[next(i for i in range(16, 32) if other[i] > 1 and i != empty)] -= 1
     tracker = Tracker(SEED, initial=START, config=config)
     events = run(tracker, [Observation(0, 0.0, HAND), observe(wrong, frame_index=1)])
     assert events == []

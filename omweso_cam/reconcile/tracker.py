@@ -441,7 +441,9 @@ class Tracker:
         if candidate is not None and counts != candidate.board:
             # After a stable set-up, a changed board is first taken as the first move; only a
             # board no move explains, even allowing for misreads, is a new arrangement.
-            lenient = replace(self.config.reconcile,
+            # Before the first move the players may still rearrange either side, so a changed
+            # opponent's half is a new arrangement, not a misread (max_opponent_misfit_nats).
+            lenient = replace(self.config.reconcile, max_opponent_misfit_nats=None,
                               illegal_min_excess_nats=self.config.first_move_min_excess_nats)
             if observation.unreliable:
                 # Distrusted counts (see distrusted_misfit_scale): held to 15 nats, the first
@@ -720,6 +722,7 @@ class Tracker:
             events.append(self._event(
                 "ambiguous", observed=board_rows(result.observed or ()),
                 candidates=[c.move or c.kind for c in result.candidates[:3]], margin_nats=round(result.margin_nats, 2),
+                opponent_misfit_nats=round(result.opponent_misfit_nats, 2),
             ))
 
     def _commit(self, result: Reconciliation, observation: Observation, events: list[TrackerEvent]) -> None:

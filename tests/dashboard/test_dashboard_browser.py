@@ -365,11 +365,11 @@ def test_end_to_end_with_the_real_session(browser: Any) -> None:
         assert page.text_content("#name-S") == "Kato"
 
         illegal = list(after_a1.board)
-        illegal[25] -= 1  # b1
-        illegal[18] += 1  # c2
+        illegal[1] -= 1  # b4: North, to move, sows one of its seeds into a wrong pit of its own
+        illegal[10] += 1  # c3
         source.show(tuple(illegal))
         page.wait_for_selector("#alarm", state="visible")
-        assert page.locator('#alarm-observed g.pit.differs[data-square="c2"]').count() == 1
+        assert page.locator('#alarm-observed g.pit.differs[data-square="c3"]').count() == 1
         screenshot(page, "alarm_real_session")
         page.click("#btn-restored")
         source.show(after_a1.board)

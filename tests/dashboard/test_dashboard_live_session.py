@@ -88,13 +88,14 @@ def test_a_game_through_the_real_session(live: tuple[Any, ScriptedSource, FlaskC
     events.close()
     assert "ply" in kinds
 
-    # An illegal sowing: one seed of b1 moved to c2. Flagged, then the referee says it is restored.
+    # An illegal sowing by North: one seed of b4 moved to c3. Flagged, then the referee says it
+    # is restored.
     illegal = list(after_a1.board)
-    illegal[25] -= 1  # b1 (rank 1 row starts at index 24)
-    illegal[18] += 1  # c2
+    illegal[1] -= 1  # b4 (rank 4 row starts at index 0)
+    illegal[10] += 1  # c3
     source.show(tuple(illegal))
     state = wait_state(client, lambda s: s["alarm"] is not None, "the illegal-sowing alarm")
-    assert state["phase"] == "illegal" and set(state["alarm"]["differs"]) >= {"b1", "c2"}
+    assert state["phase"] == "illegal" and set(state["alarm"]["differs"]) >= {"b4", "c3"}
     reply = post(client, "/api/alarm/board-restored", {})
     assert reply.status_code == 200, reply.json
     source.show(after_a1.board)
