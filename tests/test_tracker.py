@@ -342,6 +342,15 @@ def test_a_board_misread_in_the_opponents_half_after_a_move_is_no_alarm() -> Non
     # With the rule off the same readings are an alarm.
     off = Tracker(SEED, initial=START, config=TrackerConfig(reconcile=ReconcileConfig(max_opponent_misfit_nats=None)))
     assert "alarm" in [e.kind for e in run(off, sown(misread, 0))]
+    # A referee who counts North's pits as read says the players changed them: an alarm,
+    # and the board can then be accepted.
+    counted = Tracker(SEED, initial=START)
+    run(counted, sown(misread, 0))
+    events = counted.correct_pit("a4", 2)
+    assert [e.kind for e in events] == ["correction", "alarm"] and counted.phase == ILLEGAL_PHASE
+    counted.correct_pit("c4", 6)
+    counted.accept_observed()
+    assert counted.position is not None and list(counted.position.board) == misread
 
 
 def test_seeds_put_into_a_misread_pit_are_still_an_illegal_sowing() -> None:

@@ -580,6 +580,10 @@ class Tracker:
             # A still board read again gives the same answer: skip the search.
             return replace(self._memo[1], frame_index=observation.frame_index)
         config = self.config.reconcile
+        if self._corrections:
+            # Pits the referee counted are no misreads: a changed opponent's half they confirm is
+            # the players' doing, so it may be an illegal sowing the referee can then accept.
+            config = replace(config, max_opponent_misfit_nats=None)
         if unreliable:
             # Counts the reader itself distrusts (pits too few pixels across) cannot call a sowing
             # illegal until they have earned it on this board (``trust_after_plies``): no alarm
