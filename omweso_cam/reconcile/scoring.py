@@ -98,8 +98,8 @@ class ReconcileConfig:
     this many nats (:func:`opponent_misfit`; pits the camera steadily misreads, ``bias``,
     count as read) is the camera's misread, not the players' mistake: it is ambiguous (no
     move, no alarm) and the tracker waits for a reading it can explain. None: any board may
-    be called illegal. The price: seeds put into the opponent's pits are not called an
-    illegal sowing. 4.5, the illegal test's own margin, not tuned: on the saved readings of
+    be called illegal. The price: seeds put into the opponent's pits, or moved among them,
+    are not called an illegal sowing. 4.5, the illegal test's own margin, not tuned: on the saved readings of
     track_bench's 132 fresh films (seeds 2026-2047) false alarms 28 -> 9 with the set-up
     given, 19 -> 8 with it read; moves as before; flags 83 -> 82 and 84 -> 84
     (docs/tracking.md, "An opponent's half no sowing leaves").
