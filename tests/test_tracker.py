@@ -215,6 +215,24 @@ def _misread(board: tuple[int, ...], **pits: int) -> list[int]:
     return out
 
 
+def test_a_reading_the_runner_repeats_counts_once_in_the_average() -> None:
+    # At 30 frames/s the runner reads a still board three times, then repeats its last reading
+    # on every frame. Two reads favour a1's true 4 over 5 by 2 nats, the third 5 by 3: the three
+    # together say 4. Counted once per frame, the third would outweigh the others six to one.
+    a1 = square_index("a1")
+
+    def reading(frame: int, four_over_five: float) -> Observation:
+        rows = [[0.0 if n == count else -30.0 for n in range(65)] for count in START.board]
+        rows[a1][4], rows[a1][5] = min(0.0, four_over_five), min(0.0, -four_over_five)
+        return Observation(frame, frame / 30, "stable", tuple(tuple(r) for r in rows))
+
+    third = reading(2, -3.0)
+    frames = [reading(0, 2.0), reading(1, 2.1), third] + [replace(third, frame_index=k) for k in range(3, 10)]
+    tracker = Tracker(SEED, initial=START)
+    run(tracker, frames)
+    assert tracker.observed is not None and tracker.observed[a1] == 4
+
+
 def test_a_misread_of_an_untouched_board_is_learnt_not_an_alarm() -> None:
     # The camera reads two of South's 4s as 2 and 6, confidently, from the start (two seeds
     # off: far beyond what the reading's likelihoods allow for).

@@ -85,7 +85,11 @@ class TrackerConfig:
     # own reading need not repeat, as a heap misread differently on each frame is still one
     # illegal board. The runner sets it from ``RunnerConfig.alarm_confirm_s`` (see there).
     alarm_confirm_frames: int | None = None
-    average_frames: int = 8  # stable frames of one scene whose likelihoods are averaged
+    # Readings of one still scene whose likelihoods are averaged. A reading that repeats the one
+    # before (the runner reads a still board a few times, then repeats its last reading) adds no
+    # evidence and takes no place: at 30 frames/s the last of three reads would otherwise
+    # outweigh the others six to one, and push them out of the average.
+    average_frames: int = 8
     reconcile: ReconcileConfig = field(default_factory=ReconcileConfig)
     mode: str = "classical"
     blitz_start_limit_s: float = 3.0
@@ -287,7 +291,8 @@ class Tracker:
         self.last_reconciliation: Reconciliation | None = None
         self.setup_corrected: dict[str, Any] | None = None  # this game's set-up correction (the event's data)
         self._corrections: dict[int, int] = {}
-        self._streak: deque[Observation] = deque(maxlen=max(config.average_frames, 1))
+        self._streak: deque[Observation] = deque(maxlen=max(config.average_frames, 1))  # distinct readings
+        self._still_frames = 0  # still frames in the current run (the streak holds only distinct readings)
         self._pending: tuple[object, ...] | None = None
         self._pending_count = 0
         self._pending_since_s = 0.0
@@ -358,6 +363,7 @@ class Tracker:
             if observation.status != UNREADABLE and (observation.status == HAND or self._seen_still):
                 self._disturbed = True
             self._streak.clear()
+            self._still_frames = 0
             self._pending, self._pending_count = None, 0
             return events
         self._seen_still = True
@@ -373,7 +379,11 @@ class Tracker:
                 # The plies before fitted already (on counts trusted then, or distrusted a frame
                 # before: a pit size near the limit flickers). Starting afresh here lost a flag.
                 self._announce_trust(events)
-        self._streak.append(observation)
+        if self._streak and observation.log_likelihoods == self._streak[-1].log_likelihoods:
+            self._streak[-1] = observation  # the same reading again: the newer frame, no new evidence
+        else:
+            self._streak.append(observation)
+        self._still_frames += 1
         self._judge(self._merged(), events)
         return events
 
@@ -497,7 +507,7 @@ class Tracker:
                                       suggested=None if reading.suggested is None else board_rows(reading.suggested)))
         # Enough still frames with a plausible set-up: the candidate is the fit of all of them
         # (it may still improve while the frames of this view are averaged).
-        if plausible and len(self._streak) >= self.config.confirm_frames:
+        if plausible and self._still_frames >= self.config.confirm_frames:
             candidate = setup_position(fit, self.first)
             # Kept only when the reading was not itself a valid set-up: a set-up read cleanly is
             # never revisited (see _setup_correction), so no later board is explained by it.
