@@ -79,6 +79,8 @@ class RunnerConfig:
     films of seeds 2044-2047, rendered afterwards: false alarms 23 -> 14, 21 -> 11, 21 -> 14;
     flagged 15 -> 15, 14 -> 14, 17 -> 16; moves unchanged. 0.75 s, or the same reading twice
     as moves are confirmed, removed more false alarms and lost more flags (docs/tracking.md).
+    ``distrust_quiet_s``: how long the reader must trust its counts before it says again that it
+    distrusts them (``TrackerConfig.distrust_quiet_frames``: 12 frames at the films' 4 frames/s).
     ``max_reads_per_stable_run``: a still board read more often gives no new information
     (a board at fixed corners, read in fewer views a frame, is read until every view was seen);
     a still scene in which as many reads in a row found no board is not read again until
@@ -99,6 +101,7 @@ class RunnerConfig:
     tracker: TrackerConfig = field(default_factory=TrackerConfig)
     confirm_s: float | None = 0.25
     alarm_confirm_s: float | None = 0.5
+    distrust_quiet_s: float | None = 3.0
     settle_s: float | None = 0.1
     max_reads_per_stable_run: int = 3
     lock_board: bool = False  # per-session calibration: locate the board once (see FrameProcessor)
@@ -112,14 +115,17 @@ class RunnerConfig:
         return replace(self, tracker=self.timed(self.tracker, fps))
 
     def timed(self, tracker: TrackerConfig, fps: float | None) -> TrackerConfig:
-        """``tracker`` with ``confirm_frames`` and ``alarm_confirm_frames`` derived from
-        ``confirm_s`` and ``alarm_confirm_s`` at ``fps`` (each left as it is where None)."""
+        """``tracker`` with ``confirm_frames``, ``alarm_confirm_frames`` and ``distrust_quiet_frames``
+        derived from ``confirm_s``, ``alarm_confirm_s`` and ``distrust_quiet_s`` at ``fps`` (each
+        left as it is where None)."""
         if fps is None or fps <= 0:
             return tracker
         if self.confirm_s is not None:
             tracker = replace(tracker, confirm_frames=max(1, round(self.confirm_s * fps)))
         if self.alarm_confirm_s is not None:
             tracker = replace(tracker, alarm_confirm_frames=max(1, round(self.alarm_confirm_s * fps)))
+        if self.distrust_quiet_s is not None:
+            tracker = replace(tracker, distrust_quiet_frames=max(1, round(self.distrust_quiet_s * fps)))
         return tracker
 
     def settle_frames(self, fps: float | None) -> int | None:

@@ -45,7 +45,7 @@ class ScriptSource(FrameSource):
 
 #: The tracker's frame counts as TrackerConfig gives them, not derived from seconds at the
 #: script's frame rate: these tests count frames.
-FRAMES_AS_GIVEN = RunnerConfig(confirm_s=None, alarm_confirm_s=None)
+FRAMES_AS_GIVEN = RunnerConfig(confirm_s=None, alarm_confirm_s=None, distrust_quiet_s=None)
 
 
 class StubStability:
@@ -341,7 +341,7 @@ class Proc:
         return observe(item.board, item.status, frame_index=frame.index), None
 
 session = LiveSession("x", repository=sys.argv[1], open_source=lambda *a, **k: Slow(), processor=Proc(),
-                      config=RunnerConfig(confirm_s=None, alarm_confirm_s=None))
+                      config=RunnerConfig(confirm_s=None, alarm_confirm_s=None, distrust_quiet_s=None))
 session.new_match(south="Ann", north="Bo")
 with session.bus.subscribe(replay_last=False) as sub:
     session.start()
@@ -513,5 +513,7 @@ def test_agreement_times_become_frame_counts_at_the_source_frame_rate() -> None:
     slow, live = RunnerConfig().for_fps(4.0).tracker, RunnerConfig().for_fps(30.0).tracker
     assert (slow.confirm_frames, slow.alarm_confirm_frames) == (1, 2)
     assert (live.confirm_frames, live.alarm_confirm_frames) == (8, 15)
+    # A flickering distrust is announced again only after distrust_quiet_s of trusted frames.
+    assert (slow.distrust_quiet_frames, live.distrust_quiet_frames) == (12, 90)
     given = FRAMES_AS_GIVEN.for_fps(30.0).tracker
-    assert (given.confirm_frames, given.alarm_confirm_frames) == (3, None)
+    assert (given.confirm_frames, given.alarm_confirm_frames, given.distrust_quiet_frames) == (3, None, 12)

@@ -151,6 +151,7 @@ class TrackerConfig:
     # 2038's 48 px smeared film was distrusted on 25 of its 40 still frames, in 17 runs) is
     # announced once: a new ``unreliable`` event only after this many still frames in a row
     # on counts the reader trusted. The counts of each frame are still treated as it says.
+    # The runner sets it from ``RunnerConfig.distrust_quiet_s``.
     distrust_quiet_frames: int = 12
 
     def __post_init__(self) -> None:
