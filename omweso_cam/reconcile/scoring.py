@@ -92,17 +92,18 @@ class ReconcileConfig:
     returned instead. Either way ``illegal_min_excess_nats`` still says when a board is
     not explained: when the hinted part-way boards are given up for every hypothesis,
     and when two moves are searched.
-    ``max_opponent_misfit_nats``: a sowing, legal or not, puts seeds only into the mover's own
-    pits and takes from the opponent's only whole pits (a capture, right or wrong). A reading
-    that would be an illegal sowing but whose opponent half no such board explains within
-    this many nats (:func:`opponent_misfit`; pits the camera steadily misreads, ``bias``,
-    count as read) is the camera's misread, not the players' mistake: it is ambiguous (no
-    move, no alarm) and the tracker waits for a reading it can explain. None: any board may
-    be called illegal. The price: seeds put into the opponent's pits, or moved among them,
-    are not called an illegal sowing. 4.5, the illegal test's own margin, not tuned: on the saved readings of
-    track_bench's 132 fresh films (seeds 2026-2047) false alarms 28 -> 9 with the set-up
-    given, 19 -> 8 with it read; moves as before; flags 83 -> 82 and 84 -> 84
-    (docs/tracking.md, "An opponent's half no sowing leaves").
+    ``max_opponent_misfit_nats``: a sowing, legal or not, puts seeds only into the mover's
+    own pits and takes from the opponent's only whole pits (a capture, right or wrong). A
+    reading that would be an illegal sowing but whose opponent half no such board explains
+    within this many nats (:func:`opponent_misfit`; pits the camera steadily misreads,
+    ``bias``, count as read) is the camera's misread, not the players' mistake: it is
+    ambiguous (no move, no alarm) and the tracker waits for a reading it can explain. None:
+    any board may be called illegal (as the tracker does in the set-up phase, and once the
+    referee has corrected a pit of the reading). The price: seeds put into the opponent's pits, or moved
+    among them, are not called an illegal sowing. 4.5, the illegal test's own margin, not
+    tuned: on the saved readings of track_bench's 132 fresh films (seeds 2026-2047) false
+    alarms 28 -> 9 with the set-up given, 19 -> 8 with it read; moves as before; flags 83 ->
+    82 and 84 -> 84 (docs/tracking.md, "An opponent's half no sowing leaves").
     ``depth2_hinted_only``: two moves are searched only after a move the ``hint`` says
     is in progress (it was finished unseen, then the reply played), and not at all
     without a hint. For counts the reader distrusts: read 15-25 pits wrong a frame, a
