@@ -645,6 +645,7 @@ class LiveSession:
                 "last_move": None,
                 "plies": [],
                 "alarm": None,
+                "unexplained": None,
                 "in_progress": None,
                 "match": None,
                 "result": None,
@@ -676,6 +677,8 @@ class LiveSession:
                 state["alarm"] = {k: alarm[k] for k in ("kind", "frame", "observed", "expected", "differs",
                                                         "nearest", "closest", "where")}
             state["in_progress"] = tracker.in_progress_dict()
+            if tracker.phase == PLAYING and tracker.unexplained is not None:
+                state["unexplained"] = dict(tracker.unexplained)
             south, north = tracker.match.points()
             state["match"] = {
                 "id": self.match_id, "south": self.players[0], "north": self.players[1],

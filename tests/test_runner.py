@@ -20,7 +20,7 @@ SEED = RuleSet.preset("seed")
 START = Position.standard()
 MOVES = ["d1", "f4", "b1"]
 STATE_KEYS = {"phase", "camera", "frame", "time_s", "rules", "options", "mode", "position", "board",
-              "side_to_move", "observed", "setup", "setup_corrected", "last_move", "plies", "alarm", "in_progress",
+              "side_to_move", "observed", "setup", "setup_corrected", "last_move", "plies", "alarm", "unexplained", "in_progress",
               "match", "result", "clocks"}
 
 
@@ -128,6 +128,26 @@ def test_a_restarted_session_resumes_the_match(tmp_path: Path) -> None:
     assert [p["move"] for p in second.state()["plies"]] == MOVES
     games = second.repository.list_games(state["match"]["id"])
     assert len(games) == 1 and games[0]["ply_count"] == 3
+
+
+def test_a_misread_opponents_half_is_published_not_alarmed(tmp_path: Path) -> None:
+    # After d1 the camera reads two of North's untouched 4s as 2 and 6 and a South seed in a
+    # wrong pit: no sowing of South's leaves North's pits so, so no alarm; the live page is told.
+    after = apply_move(START, "d1", SEED).position
+    misread = list(after.board)
+    misread[square_index("a4")], misread[square_index("c4")] = 2, 6
+    misread[square_index("e1")] -= 1
+    misread[square_index("a2")] += 1
+    script = [ScriptFrame(START.board, "stable", 0)] * 3 + [ScriptFrame(None, "hand", 0)] * 2
+    script += [ScriptFrame(tuple(misread), "stable", 0)] * 4
+    session = session_for(script, tmp_path / "db.sqlite")
+    session.new_match(south="A", north="B")
+    session.confirm_setup(START.notation(short=True))
+    session.start()
+    assert session.wait(10)
+    state = session.state()
+    assert state["phase"] == "playing" and state["alarm"] is None and state["plies"] == []
+    assert state["unexplained"] is not None and state["unexplained"]["squares"] == ["a4", "c4"]
 
 
 def test_illegal_sowing_raises_an_alarm_the_referee_can_accept(tmp_path: Path) -> None:

@@ -355,8 +355,10 @@ def test_a_board_misread_in_the_opponents_half_after_a_move_is_no_alarm() -> Non
     assert "alarm" not in [e.kind for e in events]
     assert [e.data["opponent_misfit_nats"] > 4.5 for e in events if e.kind == "ambiguous"] == [True]
     assert tracker.phase == PLAYING and tracker.plies == []
+    assert tracker.unexplained is not None and tracker.unexplained["squares"] == ["a4", "c4"]  # the live page says so
     events = run(tracker, sown(after.board, 4))
     assert plies(events) == ["d1"] and "alarm" not in [e.kind for e in events]
+    assert tracker.unexplained is None
     # With the rule off the same readings are an alarm.
     off = Tracker(SEED, initial=START, config=TrackerConfig(reconcile=ReconcileConfig(max_opponent_misfit_nats=None)))
     assert "alarm" in [e.kind for e in run(off, sown(misread, 0))]

@@ -292,6 +292,9 @@ class Tracker:
         self.last_reconciliation: Reconciliation | None = None
         self.setup_corrected: dict[str, Any] | None = None  # this game's set-up correction (the event's data)
         self._corrections: dict[int, int] = {}
+        # The last reading taken for a misread of the opponent's half (ReconcileConfig.max_opponent_misfit_nats):
+        # {"squares": the opponent's pits it reads as no sowing leaves them, "frame": ...}; None once a reading is explained.
+        self.unexplained: dict[str, Any] | None = None
         self._streak: deque[Observation] = deque(maxlen=max(config.average_frames, 1))  # distinct readings
         self._still_frames = 0  # still frames in the current run (the streak holds only distinct readings)
         self._pending: tuple[object, ...] | None = None
@@ -673,6 +676,8 @@ class Tracker:
             result = self._reconcile(observation)
         self.last_reconciliation = result
         self.observed = result.observed
+        if result.status != AMBIGUOUS:
+            self.unexplained = None
         if untouched:
             # Nothing touched the board since the position was confirmed: whatever the
             # reading says, the position stands.
@@ -734,6 +739,8 @@ class Tracker:
             self._act(corrected[2], observation, events)
         elif result.status == AMBIGUOUS:
             assert result.best is not None
+            if result.opponent_misfit_nats > 0 and result.observed is not None and self.position is not None:
+                self.unexplained = {"squares": self._unexplained_squares(result.observed), "frame": result.frame_index}
             events.append(self._event(
                 "ambiguous", observed=board_rows(result.observed or ()),
                 candidates=[c.move or c.kind for c in result.candidates[:3]], margin_nats=round(result.margin_nats, 2),
@@ -1128,6 +1135,14 @@ class Tracker:
         self._append_ply(move, after, frame=frame, time_s=time_s, laps=laps)
 
     # ------------------------------------------------------------------ views
+
+    def _unexplained_squares(self, observed: Sequence[int]) -> list[str]:
+        """The opponent's pits ``observed`` reads as no sowing of the side to move leaves them: more
+        seeds than the position's, or fewer but not none (a steady misread counts as read)."""
+        assert self.position is not None
+        board, bias = self.position.board, self._bias or (0,) * len(self.position.board)
+        half = range(0, 16) if self.position.side_to_move is Side.SOUTH else range(16, 32)
+        return [square_name(i) for i in half if observed[i] not in (board[i], 0, board[i] + bias[i])]
 
     @property
     def misreads(self) -> dict[str, int]:

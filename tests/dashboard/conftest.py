@@ -59,6 +59,7 @@ def base_state() -> dict[str, Any]:
         "last_move": None,
         "plies": [],
         "alarm": None,
+        "unexplained": None,
         "in_progress": None,
         "match": {"id": 1, "south": "Alice", "north": "Bongo", "points": {"S": 0, "N": 0},
                   "target": 12, "game_number": 1, "games": [{"id": 1, "number": 1, "result": None}]},

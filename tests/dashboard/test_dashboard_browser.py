@@ -139,6 +139,11 @@ def test_live_page_shows_the_board_and_follows_a_move(page: Any, live_server: st
                                     "position": STANDARD, "frame": 42})
     page.wait_for_selector("#notice:not([hidden])")
     assert "misread the set-up; corrected at frame 42" in str(page.text_content("#notice"))
+    # A reading taken for a misread of the opponent's half (no alarm): the referee is told which pits.
+    session.update(unexplained={"squares": ["a4", "c4"], "frame": 50})
+    wait_js(page, "document.getElementById('notice').textContent.includes('a4, c4')")
+    assert "no sowing leaves them" in str(page.text_content("#notice"))
+    session.update(unexplained=None)
 
     session.set_progress()
     page.wait_for_selector("#in-progress:not([hidden])")

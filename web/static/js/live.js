@@ -79,7 +79,13 @@ function renderScore(state) {
     ? `The camera misread the set-up; corrected at frame ${state.setup_corrected.frame} (the moves stand, ` +
       `their positions changed). Set-up now ${state.setup_corrected.position}, read as ${state.setup_corrected.was}.`
     : "";
-  const text = state.error ? `Camera loop stopped: ${state.error}` : hints[state.phase] || corrected;
+  // "unexplained": the camera reads pits of the side not to move as no sowing leaves them (a misread):
+  // the tracker waits for a reading it can explain instead of raising an alarm.
+  const unexplained = state.unexplained
+    ? `The camera reads ${state.unexplained.squares.join(", ")} as no sowing leaves them: taken for a ` +
+      "misread, not an illegal sowing; the move is followed once the camera reads the board right."
+    : "";
+  const text = state.error ? `Camera loop stopped: ${state.error}` : hints[state.phase] || unexplained || corrected;
   notice.hidden = !text;
   notice.textContent = text;
   const banner = document.getElementById("result");
