@@ -192,6 +192,7 @@ def test_viewer_without_token_cannot_act(page: Any, live_server: str, session: F
     page.wait_for_selector("#alarm", state="visible")
     wait_js(page, "document.body.classList.contains('viewer')")
     assert page.is_hidden("#btn-restored") and page.is_visible("#alarm .viewer-only")
+    assert page.is_hidden("#form-correct")  # the pit correction is the referee's too
     status = page.evaluate(
         "fetch('/api/alarm/board-restored', {method: 'POST', headers: {'Content-Type': 'application/json'},"
         " body: '{}'}).then(r => r.status)")
@@ -225,6 +226,18 @@ def test_correct_a_pit_from_the_alarm(page: Any, live_server: str, session: Fake
     page.fill("#correct-count", "1")
     page.click("#form-correct button[type=submit]")
     wait_for(lambda: ("correct_pit", ("c2", 1)) in session.calls, "correct_pit")
+
+
+def test_correct_a_pit_without_an_alarm(page: Any, live_server: str, session: FakeSession) -> None:
+    # A reading taken for a misread (or a move taken back): the referee counts a pit there and then.
+    session.update(unexplained={"squares": ["a4"], "frame": 50})
+    page.goto(f"{live_server}/?token={REFEREE_TOKEN}", wait_until="domcontentloaded")
+    wait_js(page, "document.getElementById('role').textContent === 'referee'")
+    assert page.locator("#alarm").is_hidden()
+    page.fill("#correct-square", "a4")
+    page.fill("#correct-count", "4")
+    page.click("#form-correct button[type=submit]")
+    wait_for(lambda: ("correct_pit", ("a4", 4)) in session.calls, "correct_pit")
 
 
 def test_take_back_the_last_move(page: Any, live_server: str, session: FakeSession) -> None:
