@@ -58,7 +58,7 @@ from omweso_cam.reconcile.simulate import (
     script_game,
 )
 from omweso_cam.reconcile.tracker import Tracker, TrackerConfig
-from omweso_cam.rules import Position, RuleSet, Side, apply_move, sowing_states_all, successors
+from omweso_cam.rules import CIRCUIT, Position, RuleSet, apply_move, sowing_states_all, successors
 
 REPO = Path(__file__).resolve().parents[1]
 SEED_RULES = RuleSet.preset("seed")
@@ -191,7 +191,7 @@ def robustness(positions: int, games: int, seed: int) -> None:
             if bad is not None:
                 illegal_n += 1
                 bad_obs = Observation(0, 0.0, STABLE, noise.log_likelihoods(noisy_counts(bad, noise, rng)))
-            half = range(16, 32) if position.side_to_move is Side.SOUTH else range(16)
+            half = sorted(CIRCUIT[position.side_to_move])
             own = displaced(outcome.position.board, orng, legal, half)
             own_obs = None
             if own is not None:

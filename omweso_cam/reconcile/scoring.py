@@ -26,11 +26,11 @@ from dataclasses import dataclass, field, replace
 
 from omweso_cam.observation import Observation
 from omweso_cam.rules import (
+    CIRCUIT,
     Move,
     Outcome,
     Position,
     RuleSet,
-    Side,
     SowingState,
     sowing_states_all,
     square_name,
@@ -180,6 +180,7 @@ class Reconciliation:
     where_step: tuple[str, int] | None = None  # illegal: (move, sowing-state index) of ``where``
     closest: tuple[Candidate, ...] = field(default=())
     opponent_misfit_nats: float = 0.0  # how far the reading's opponent half is from any the mover's sowing leaves
+    unexplained: tuple[str, ...] = ()  # ambiguous as a misread: the opponent's pits read as no sowing leaves them
 
     @property
     def plies(self) -> tuple[tuple[Move, Outcome], ...]:
@@ -272,21 +273,25 @@ def board_scorer(
 
 
 def opponent_misfit(log_likelihoods: Sequence[Sequence[float]], position: Position,
-                    bias: Sequence[int] | None = None) -> float:
+                    bias: Sequence[int] | None = None) -> tuple[float, tuple[str, ...]]:
     """How much better the reading fits its opponent half freely than as a sowing by the side to
     move can leave it: each of the opponent's pits as it was (or as it steadily misreads, ``bias``)
-    or emptied by a capture. Nats, 0 when the opponent's half is read as such."""
-    half = range(0, 16) if position.side_to_move is Side.SOUTH else range(16, 32)
+    or emptied by a capture. Nats (0 when the opponent's half is read as such), and the pits
+    that cost them (image order)."""
     top = len(log_likelihoods[0]) - 1
     total = 0.0
-    for i in half:
+    squares = []
+    for i in sorted(CIRCUIT[position.side_to_move.other]):
         row = log_likelihoods[i]
         count = position.board[i]
         fits = [row[count], row[0]]
         if bias and bias[i] and 0 <= count + bias[i] <= top:
             fits.append(row[count + bias[i]])
-        total += max(row) - max(fits)
-    return total
+        cost = max(row) - max(fits)
+        if cost > 0:
+            total += cost
+            squares.append(square_name(i))
+    return total, tuple(squares)
 
 
 def differing_squares(a: Sequence[int], b: Sequence[int]) -> tuple[str, ...]:
@@ -363,10 +368,10 @@ def reconcile(
     short = complete and all(0 < n <= config.short_misread_max_seeds for n in lacking)
     if (config.call_illegal and excess > config.illegal_min_excess_nats and not short
             and (len(lacking) >= config.illegal_min_pits or not complete)):
-        opponent = opponent_misfit(ll, position, bias)
+        opponent, unexplained = opponent_misfit(ll, position, bias)
         if config.max_opponent_misfit_nats is not None and opponent > config.max_opponent_misfit_nats:
             # No sowing leaves the opponent's half so: the board is misread, not sown wrongly.
-            return replace(common, status=AMBIGUOUS, best=best, opponent_misfit_nats=opponent)
+            return replace(common, status=AMBIGUOUS, best=best, opponent_misfit_nats=opponent, unexplained=unexplained)
         closest = tuple(c for c in all_candidates if c.kind == KIND_SUCCESSOR)[: config.closest_count]
         anchor = min(
             (c for c in all_candidates if c.kind != KIND_UNCHANGED), key=lambda c: -c.score, default=best

@@ -739,8 +739,8 @@ class Tracker:
             self._act(corrected[2], observation, events)
         elif result.status == AMBIGUOUS:
             assert result.best is not None
-            if result.opponent_misfit_nats > 0 and result.observed is not None and self.position is not None:
-                self.unexplained = {"squares": self._unexplained_squares(result.observed), "frame": result.frame_index}
+            if result.unexplained:
+                self.unexplained = {"squares": list(result.unexplained), "frame": result.frame_index}
             events.append(self._event(
                 "ambiguous", observed=board_rows(result.observed or ()),
                 candidates=[c.move or c.kind for c in result.candidates[:3]], margin_nats=round(result.margin_nats, 2),
@@ -1135,14 +1135,6 @@ class Tracker:
         self._append_ply(move, after, frame=frame, time_s=time_s, laps=laps)
 
     # ------------------------------------------------------------------ views
-
-    def _unexplained_squares(self, observed: Sequence[int]) -> list[str]:
-        """The opponent's pits ``observed`` reads as no sowing of the side to move leaves them: more
-        seeds than the position's, or fewer but not none (a steady misread counts as read)."""
-        assert self.position is not None
-        board, bias = self.position.board, self._bias or (0,) * len(self.position.board)
-        half = range(0, 16) if self.position.side_to_move is Side.SOUTH else range(16, 32)
-        return [square_name(i) for i in half if observed[i] not in (board[i], 0, board[i] + bias[i])]
 
     @property
     def misreads(self) -> dict[str, int]:
