@@ -59,6 +59,7 @@ from omweso_cam.reconcile.simulate import (
 )
 from omweso_cam.reconcile.tracker import Tracker, TrackerConfig
 from omweso_cam.rules import CIRCUIT, Position, RuleSet, apply_move, sowing_states_all, successors
+from omweso_cam.vision.synth.sequence import ILLEGAL_KINDS
 
 REPO = Path(__file__).resolve().parents[1]
 SEED_RULES = RuleSet.preset("seed")
@@ -433,7 +434,8 @@ def replay(folder: Path) -> None:
            "moves on hand frames"], rows)
 
 
-def sequences(fresh: int, seed: int, skip_vision: bool) -> list[tuple[str, Path, dict[str, Any]]]:
+def sequences(fresh: int, seed: int, skip_vision: bool,
+              illegal: str = "wrong_lap") -> list[tuple[str, Path, dict[str, Any]]]:
     found = []
     root = REPO / "sample_images" / "sequences"
     if root.is_dir():
@@ -453,13 +455,15 @@ def sequences(fresh: int, seed: int, skip_vision: bool) -> list[tuple[str, Path,
             folder = out / f"fresh{k}"
             print(f"rendering fresh sequence {k + 1}/{fresh} (style {style}) ...", file=sys.stderr)
             truth = render_sequence(folder, rules=SEED_RULES, initial=Position.standard(), scene=scene, rng=rng,
-                                    plies=8, illegal_at_ply=3 + k % 3, pause_plies=[2, 5])
+                                    plies=8, illegal_at_ply=3 + k % 3, illegal_kind=illegal,
+                                    pause_plies=[2, 5])
             found.append((f"fresh/{k} {style}", folder, truth))
     return found
 
 
-def rendered(fresh: int, seed: int, skip_vision: bool, save_readings: Path | None = None) -> None:
-    found = sequences(fresh, seed, skip_vision)
+def rendered(fresh: int, seed: int, skip_vision: bool, save_readings: Path | None = None,
+             illegal: str = "wrong_lap") -> None:
+    found = sequences(fresh, seed, skip_vision, illegal)
     if not found:
         print("\n(no rendered sequences: sample_images/sequences is empty and --fresh 0)")
         return
@@ -581,6 +585,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--fresh", type=int, default=6,
                         help="fresh sequences to render (styles in turn: " + ", ".join(FRESH_STYLES) + ")")
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--illegal", choices=ILLEGAL_KINDS, default="wrong_lap",
+                        help="the illegal sowing each fresh film stages: a wrong lap (many seeds out of place, "
+                        "the default) or a slip (one seed dropped one pit too far)")
     parser.add_argument("--skip-vision", action="store_true", help="no full-pipeline runs (tracker only)")
     parser.add_argument("--skip-speed", action="store_true")
     parser.add_argument("--save-readings", type=Path, metavar="DIR",
@@ -596,7 +603,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     simulated_games(args.games, args.seed)
     robustness(args.positions, max(5, args.games // 3), args.seed)
     states_cost(args.positions, args.seed)
-    rendered(args.fresh, args.seed, args.skip_vision, args.save_readings)
+    rendered(args.fresh, args.seed, args.skip_vision, args.save_readings, args.illegal)
     if not args.skip_speed and not args.skip_vision:
         speed_720p(args.seed)
     return 0

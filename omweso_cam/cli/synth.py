@@ -11,6 +11,8 @@ from typing import Any
 #: Scene styles (``vision.synth.scene.STYLES``, spelt out: importing the renderer here would
 #: slow every command's start-up; a test keeps the two equal).
 STYLES = ("default", "unseen", "randomised")
+#: The illegal sowings a filmed game can stage (``vision.synth.sequence.ILLEGAL_KINDS``, likewise).
+ILLEGAL_KINDS = ("wrong_lap", "slip")
 
 def _size(text: str) -> tuple[int, int]:
     try:
@@ -51,6 +53,8 @@ def register(subparsers: Any) -> None:
     seq.add_argument("--start", default=None, help="initial position (default: the standard set-up)")
     seq.add_argument("--illegal-at", type=int, default=None, metavar="PLY",
                      help="stage an illegal sowing (then restore the board) before this ply")
+    seq.add_argument("--illegal-kind", choices=ILLEGAL_KINDS, default="wrong_lap",
+                     help="the illegal sowing: a pit skipped from lap 2 on (default) or one seed dropped one pit too far")
     seq.add_argument("--pause-plies", type=_plies, default=None, metavar="2,4",
                      help="plies with a mid-move pause (default: random)")
     seq.add_argument("--size", type=_size, default=(960, 540), help="frame size WxH (default 960x540)")
@@ -116,7 +120,7 @@ def _sequence(args: argparse.Namespace) -> int:
     try:
         truth = render_sequence(
             args.out, rules=rules, initial=initial, scene=scene, rng=rng, plies=args.plies,
-            illegal_at_ply=args.illegal_at, pause_plies=args.pause_plies, config=SequenceConfig(fps=args.fps),
+            illegal_at_ply=args.illegal_at, illegal_kind=args.illegal_kind, pause_plies=args.pause_plies, config=SequenceConfig(fps=args.fps),
         )
         if args.video is not None:
             write_video(args.out, args.video, fps=args.fps)

@@ -386,8 +386,63 @@ def test_wrong_sowings_are_never_legal_and_keep_all_seeds() -> None:
     assert made > 20
 
 
-def test_the_render_command_offers_exactly_the_scene_styles() -> None:
+def test_slipped_sowings_move_one_seed_one_pit_on_from_the_legal_board() -> None:
+    import random
+
+    from omweso_cam.rules import CIRCUIT, RuleSet
+    from omweso_cam.vision.synth.corpus import random_game_position
+    from omweso_cam.vision.synth.sequence import quick_options, slipped_sowing
+
+    rules = RuleSet.preset("traditional")
+    rnd = random.Random(5)
+    rng = np.random.default_rng(5)
+    made = 0
+    for _ in range(25):
+        position = random_game_position(rnd, rules, plies=rnd.randint(2, 30))
+        if position is None:
+            continue
+        options = quick_options(position, rules)
+        legal = {o.position.board for _, o in options}
+        circuit = CIRCUIT[position.side_to_move]
+        for move, outcome in options:
+            slipped = slipped_sowing(position, move, rules, rng)
+            if slipped is None:
+                continue
+            states, final = slipped
+            made += 1
+            assert final not in legal and sum(final) == 64
+            assert all(sum(st.board) + st.in_hand == 64 and min(st.board) >= 0 for st in states)
+            diff = {i: final[i] - outcome.position.board[i] for i in range(32) if final[i] != outcome.position.board[i]}
+            [source] = [i for i, d in diff.items() if d == -1]
+            [target] = [i for i, d in diff.items() if d == 1]
+            assert len(diff) == 2 and circuit[(circuit.index(source) + 1) % 16] == target
+    assert made > 20
+
+
+def test_a_sequence_can_stage_a_slip_and_refuses_unknown_mistakes(tmp_path: Path) -> None:
+    rules = pytest.importorskip("omweso_cam.rules")
+    from omweso_cam.vision.synth.sequence import SequenceConfig, render_sequence
+
+    scene = Scene.random(np.random.default_rng(92), image_size_px=(160, 90), jpeg_quality=0)
+    config = SequenceConfig(setup_frames=1, stable_frames=1, hand_frames_per_move=1, illegal_stable_frames=1)
+    kwargs = dict(rules=rules.RuleSet.preset("seed"), initial=rules.Position.standard(), scene=scene, plies=2,
+                  illegal_at_ply=2, pause_plies=[], config=config)
+    truth = render_sequence(tmp_path / "slip", rng=np.random.default_rng(93), illegal_kind="slip", **kwargs)
+    [event] = truth["events"]
+    assert event["mistake"] == "slip"
+    observed = [int(c) for row in event["observed"].split("/") for c in row.split(",")]
+    after = rules.apply_move(rules.Position.from_notation(event["position"]), event["attempted"], kwargs["rules"])
+    assert sum(abs(a - b) for a, b in zip(observed, after.position.board, strict=True)) == 2
+    with pytest.raises(ValueError, match="illegal_kind"):
+        render_sequence(tmp_path / "bad", rng=np.random.default_rng(93), illegal_kind="slipped", **kwargs)
+    assert not list((tmp_path / "bad").glob("frame_*.jpg"))
+
+
+def test_the_render_command_offers_exactly_the_scene_styles_and_mistakes() -> None:
+    from omweso_cam.cli.synth import ILLEGAL_KINDS as CLI_KINDS
     from omweso_cam.cli.synth import STYLES as CLI_STYLES
     from omweso_cam.vision.synth.scene import STYLES
+    from omweso_cam.vision.synth.sequence import ILLEGAL_KINDS
 
     assert CLI_STYLES == STYLES
+    assert CLI_KINDS == ILLEGAL_KINDS

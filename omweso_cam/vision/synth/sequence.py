@@ -3,8 +3,8 @@
 A game as a camera sees it: stable frames of the set-up; per move, frames with a hand
 over the board while the seeds are part-way sown (boards from the rules engine's
 `sowing_states`), sometimes a pause mid-move with the hand away, then stable frames of
-the new position. Optionally an illegal sowing (correct start, wrong from lap 2 on) that
-stays on the board for a while and is then put back.
+the new position. Optionally an illegal sowing (correct start, wrong from lap 2 on; or a
+single seed dropped one pit too far) that stays on the board for a while and is then put back.
 """
 
 from __future__ import annotations
@@ -233,6 +233,43 @@ def wrong_sowing(
     return wrong, final
 
 
+#: The mistakes ``render_sequence`` can stage (``illegal_kind``).
+ILLEGAL_KINDS = ("wrong_lap", "slip")
+
+
+def slipped_sowing(
+    position: Position, move: Move, rules: RuleSet, rng: np.random.Generator
+) -> tuple[list[SowingState], tuple[int, ...]] | None:
+    """``move`` sown right but for one seed of its last lap dropped one pit further on.
+
+    Perhaps the commonest slip over a real board: the sowing is right, one seed lands in
+    the next pit (of the mover's circuit). Only drops after the move's last lift can slip,
+    so no later lift moves the misplaced seed. Returns (the states a camera sees, the final
+    illegal board), or None when the move has no such drop or the slip happens to give a
+    legal board.
+    """
+    states = list(sowing_states(position, move, rules))
+    circuit = CIRCUIT[position.side_to_move]
+    last_lift = max(k for k, s in enumerate(states) if s.event == "lift")
+    drops = [k for k in range(last_lift + 1, len(states)) if square_index(states[k].pit) in circuit]
+    if not drops:
+        return None
+    at = drops[int(rng.integers(len(drops)))]
+    source = square_index(states[at].pit)
+    target = circuit[(circuit.index(source) + 1) % 16]
+    slipped = states[:at]
+    for s in states[at:]:
+        board = list(s.board)
+        board[source] -= 1
+        board[target] += 1
+        slipped.append(s._replace(board=tuple(board), pit=square_name(target) if s is states[at] else s.pit))
+    final = slipped[-1].board
+    legal_boards = {o.position.board for _, o in quick_options(position, rules)}
+    if final in legal_boards or final == position.board:
+        return None
+    return slipped, final
+
+
 def render_sequence(
     out_dir: Path | str,
     *,
@@ -243,6 +280,7 @@ def render_sequence(
     plies: int = 8,
     moves: Sequence[Move | str] | None = None,
     illegal_at_ply: int | None = None,
+    illegal_kind: str = "wrong_lap",
     pause_plies: Sequence[int] | None = None,
     config: SequenceConfig | None = None,
 ) -> dict[str, Any]:
@@ -250,10 +288,13 @@ def render_sequence(
 
     ``moves`` fixes the moves (else random legal all-counter-clockwise moves are played,
     ``plies`` of them, fewer if the game ends). ``illegal_at_ply`` (1-based) stages an illegal sowing
-    before that ply's real move; ``pause_plies`` forces mid-move pauses (else they
+    before that ply's real move: ``illegal_kind`` "wrong_lap" (a pit skipped from lap 2 on, many
+    seeds out of place) or "slip" (one seed one pit too far); ``pause_plies`` forces mid-move pauses (else they
     happen with ``config.pause_probability``).
     """
     cfg = config or SequenceConfig()
+    if illegal_kind not in ILLEGAL_KINDS:
+        raise ValueError(f"illegal_kind must be one of {', '.join(ILLEGAL_KINDS)}, not {illegal_kind!r}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("frame_*.jpg"):
@@ -281,7 +322,7 @@ def render_sequence(
             move, outcome = options[int(rng.integers(len(options)))]
         hand_from = _side_name(position.side_to_move)
         if illegal_at_ply == ply:
-            _film_illegal(film, position, move, options, rules, ply, hand_from, illegal_events)
+            _film_illegal(film, position, move, options, rules, ply, hand_from, illegal_events, illegal_kind)
         states = sowing_states(position, move, rules)
         picks = _spread(states, cfg.hand_frames_per_move, rng)
         pause_at = None
@@ -360,14 +401,22 @@ def _film_illegal(
     ply: int,
     hand_from: str,
     events: list[dict[str, Any]],
+    kind: str = "wrong_lap",
 ) -> None:
-    """A wrong sowing (of ``move`` or another move; from lap 2, else from the start), left, then undone."""
+    """A wrong sowing of ``move`` (else of another move), left on the board, then undone.
+
+    ``kind`` "wrong_lap": a pit skipped from lap 2 (else from the start); "slip": one seed
+    of the last lap one pit further on (`slipped_sowing`).
+    """
     candidates = [move] + [m for m, _ in options if m != move]
     wrong = None
     attempted = move
-    for lap in (1, 0):
+    for lap in (None,) if kind == "slip" else (1, 0):
         for m in candidates:
-            wrong = wrong_sowing(position, m, rules, lap=lap)
+            if lap is None:
+                wrong = slipped_sowing(position, m, rules, film.rng)
+            else:
+                wrong = wrong_sowing(position, m, rules, lap=lap)
             if wrong is not None:
                 attempted = m
                 break
@@ -398,6 +447,7 @@ def _film_illegal(
     events.append(
         {
             "kind": "illegal_sowing",
+            "mistake": kind,
             "ply": ply,
             "frame": first,
             "frames": [first, first + film.config.illegal_stable_frames - 1],
