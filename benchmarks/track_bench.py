@@ -160,7 +160,7 @@ def robustness(positions: int, games: int, seed: int) -> None:
     levels = [(0.0, 0), (0.05, 1), (0.1, 2), (0.1, 3), (0.2, 3), (0.3, 3)]
     default = ReconcileConfig()
     configs = {"default": default,
-               "lenient t=15": ReconcileConfig(illegal_min_excess_nats=15.0)}
+               "old bar 4.5": ReconcileConfig(illegal_min_excess_nats=4.5)}
     pool = mid_game_positions(positions, seed)
     rows = []
     for rate, heap in levels:

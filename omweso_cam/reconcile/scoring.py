@@ -64,8 +64,17 @@ class ReconcileConfig:
     """Decision thresholds, in nats (natural-log likelihood units).
 
     ``illegal_min_excess_nats``: how much better the unconstrained reading must fit
-    than the best legal hypothesis before the board is called illegal. One seed moved
-    between two small pits costs about 8 nats with a confident reader (sigma 0.35).
+    than the best legal hypothesis before the board is called illegal; below it a reading
+    off every legal board is a misread (the best legal board is taken when it beats the
+    rest by ``ambiguous_margin_nats``, else the tracker waits). 8.5: one seed dropped in a
+    wrong pit costs the counter up to about 17.5 nats (its 1% spread over all counts caps a
+    pit near 8.8), over 8.5 when it is about 99% sure of both pits; a reader as unsure as
+    ``Observation.from_counts``'s default (sigma 0.35: a heap of 4 at 57%) pays only 5-8,
+    and to it two pits off by one are an everyday misread. Raised
+    from 4.5 on 2026-12-01 (docs/tracking.md, "The alarm's bar"): on the saved readings of
+    track_bench's 156 films with wrong laps false alarms 11 -> 3 with the set-up given and
+    10 -> 0 read, moves 1074 -> 1095 and 1065 -> 1083 of 1244, flags 98 -> 100 and
+    100 -> 101; on 48 films of one-seed slips flags 21 -> 20 and 22 -> 20 of 48.
     The "unconstrained reading" holds at most 64 seeds (a reading of more is brought back
     to 64 the most likely way); ``total_search_window`` bounds how far from its most
     likely count each pit is searched for that.
@@ -100,8 +109,8 @@ class ReconcileConfig:
     ambiguous (no move, no alarm) and the tracker waits for a reading it can explain. None:
     any board may be called illegal (as the tracker does in the set-up phase, and once the
     referee has corrected a pit of the reading). The price: seeds put into the opponent's pits, or moved
-    among them, are not called an illegal sowing. 4.5, the illegal test's own margin, not
-    tuned: on the saved readings of track_bench's 132 fresh films (seeds 2026-2047) false
+    among them, are not called an illegal sowing. 4.5, the illegal test's own margin at the
+    time, not tuned: on the saved readings of track_bench's 132 fresh films (seeds 2026-2047) false
     alarms 28 -> 9 with the set-up given, 19 -> 8 with it read; moves as before; flags 83 ->
     82 and 84 -> 84 (docs/tracking.md, "An opponent's half no sowing leaves").
     ``depth2_hinted_only``: two moves are searched only after a move the ``hint`` says
@@ -110,7 +119,7 @@ class ReconcileConfig:
     board finds some two-move explanation almost anywhere.
     """
 
-    illegal_min_excess_nats: float = 4.5
+    illegal_min_excess_nats: float = 8.5
     illegal_min_pits: int = 2
     short_misread_max_seeds: int = 2
     total_search_window: int = 8
