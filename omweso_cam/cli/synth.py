@@ -120,7 +120,8 @@ def _sequence(args: argparse.Namespace) -> int:
     try:
         truth = render_sequence(
             args.out, rules=rules, initial=initial, scene=scene, rng=rng, plies=args.plies,
-            illegal_at_ply=args.illegal_at, illegal_kind=args.illegal_kind, pause_plies=args.pause_plies, config=SequenceConfig(fps=args.fps),
+            illegal_at_ply=args.illegal_at, illegal_kind=args.illegal_kind, pause_plies=args.pause_plies,
+            config=SequenceConfig(fps=args.fps),
         )
         if args.video is not None:
             write_video(args.out, args.video, fps=args.fps)

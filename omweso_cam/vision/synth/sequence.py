@@ -409,19 +409,11 @@ def _film_illegal(
     of the last lap one pit further on (`slipped_sowing`).
     """
     candidates = [move] + [m for m, _ in options if m != move]
-    wrong = None
-    attempted = move
-    for lap in (None,) if kind == "slip" else (1, 0):
-        for m in candidates:
-            if lap is None:
-                wrong = slipped_sowing(position, m, rules, film.rng)
-            else:
-                wrong = wrong_sowing(position, m, rules, lap=lap)
-            if wrong is not None:
-                attempted = m
-                break
-        if wrong is not None:
-            break
+    if kind == "slip":
+        attempts = ((m, slipped_sowing(position, m, rules, film.rng)) for m in candidates)
+    else:  # lap 2 of any move first, then from the start
+        attempts = ((m, wrong_sowing(position, m, rules, lap=lap)) for lap in (1, 0) for m in candidates)
+    attempted, wrong = next(((m, w) for m, w in attempts if w is not None), (move, None))
     if wrong is None:
         raise SequenceError(f"found no illegal sowing to stage in {position.notation()}")
     states, final = wrong
