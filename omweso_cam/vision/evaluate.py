@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from omweso_cam.vision.localise import quad_diagonal
-from omweso_cam.vision.pipeline import Reading
+from omweso_cam.vision.pipeline import BLUR_WARNING, Reading
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff")
 STAGES = ("prepare", "localise", "rectify", "grid", "count", "total")
@@ -134,7 +134,7 @@ def summarise(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
         n = sum(r["pits_0_6"] for r in part)
         out[f"{name}_boards"] = len(part)
         out[f"{name}_exact_0_6"] = sum(r["exact_0_6"] for r in part) / n if n else float("nan")
-    out["warned_blurred"] = sum(1 for r in read if "blurred" in str(r.get("unreliable", "")))
+    out["warned_blurred"] = sum(1 for r in read if BLUR_WARNING in str(r.get("unreliable", "")))
     scored = sum(r["pits_scored"] for r in rows)
     out["pits_scored"] = scored
     out["pits_exact"] = (scored - sum(r["pits_wrong"] for r in rows)) / scored if scored else float("nan")

@@ -203,6 +203,10 @@ def board_blur_ratio(image: np.ndarray, board: RectifiedBoard, grid: PitGrid) ->
     return rim_blur_ratio(image, centres, (along + across) / 2.0)
 
 
+#: How ``count_warnings`` begins its warning about a board smeared by motion (``evaluate`` counts them).
+BLUR_WARNING = "board blurred by motion"
+
+
 def count_warnings(image: np.ndarray, board: RectifiedBoard, grid: PitGrid, config: ReaderConfig) -> list[str]:
     """Why counts read from ``board`` at ``grid`` deserve no trust (none: an empty list): pits too small
     in the camera image (``min_pit_diameter_px``), a board smeared by motion (``max_rim_blur_ratio``).
@@ -214,7 +218,7 @@ def count_warnings(image: np.ndarray, board: RectifiedBoard, grid: PitGrid, conf
                         f"below {config.min_pit_diameter_px:.0f} (move the camera closer or use a higher resolution)")
     smear = board_blur_ratio(image, board, grid)
     if smear >= config.max_rim_blur_ratio:
-        warnings.append(f"board blurred by motion: pit rims {smear:.1f} times wider one way than the other, "
+        warnings.append(f"{BLUR_WARNING}: pit rims {smear:.1f} times wider one way than the other, "
                         "counts are unreliable (steady the camera, or light the board for a shorter exposure)")
     return warnings
 
