@@ -16,7 +16,13 @@ from omweso_cam.reconcile import (
     TraceCache,
     reconcile,
 )
-from omweso_cam.reconcile.simulate import NoiseModel, noisy_counts, observe, random_game
+from omweso_cam.reconcile.simulate import (
+    SURE_READER,
+    NoiseModel,
+    noisy_counts,
+    observe,
+    random_game,
+)
 from omweso_cam.rules import (
     CIRCUIT,
     Position,
@@ -33,10 +39,6 @@ TRAD = RuleSet.preset("traditional")
 THREE_LAPS = Position.from_notation("5,0,4,4,4,4,4,4/1,1,1,0,0,0,0,0/0,0,0,0,0,1,1,1/4,4,4,4,4,4,0,5 S 2 0:0")
 # Two pairs of moves reach the same board here (e3(ccw,cw,cw) / e3(ccw,cw,ccw,cw) and the g3 pair).
 SAME_BOARD = Position.from_notation("1,0,2,0,2,0,2,6/1,2,1,4,4,0,2,0/1,3,1,1,1,0,3,3/0,2,6,4,4,2,2,4 N 27 6:6")
-#: A reader as sure of its counts as the counter is of a clear board (a heap of 4 at 99%).
-#: ``observe``'s default (sigma 0.35: a heap of 4 at 57%) pays only 5-8 nats for one seed
-#: moved between small pits, under the alarm's bar (ReconcileConfig.illegal_min_excess_nats).
-SURE = NoiseModel(sigma=0.15)
 
 
 def mid_game_positions(count: int, seed: int = 11) -> list[Position]:
@@ -104,7 +106,7 @@ def test_a_seed_dropped_one_pit_too_far_is_illegal_when_read_surely_a_misread_wh
     board[square_index("d1")] -= 1
     board[square_index("e1")] += 1
     # Read as surely as the counter reads a clear board: an illegal sowing.
-    result = reconcile(position, observe(board, noise=SURE), SEED)
+    result = reconcile(position, observe(board, noise=SURE_READER), SEED)
     assert result.status == ILLEGAL and {"d1", "e1"} <= set(result.differs)
     assert result.closest and result.closest[0].kind == "successor"
     assert result.best is None and result.plies == ()
@@ -221,7 +223,7 @@ def test_a_misread_total_is_tolerated_a_balanced_misfit_is_not() -> None:
     moved = list(board)
     moved[small[0]] += 1
     moved[small[1]] -= 1
-    assert reconcile(position, observe(moved, noise=SURE), SEED).status == ILLEGAL
+    assert reconcile(position, observe(moved, noise=SURE_READER), SEED).status == ILLEGAL
 
 
 def test_trace_cache_is_keyed_by_the_rule_set_without_recomputing_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -279,17 +281,17 @@ def test_an_opponents_half_no_sowing_leaves_is_a_misread_not_an_illegal_sowing()
     sown_wrong = list(after.board)
     sown_wrong[square_index("e1")] -= 1
     sown_wrong[square_index("a2")] += 1
-    result = reconcile(start, observe(sown_wrong, noise=SURE), SEED)
+    result = reconcile(start, observe(sown_wrong, noise=SURE_READER), SEED)
     assert result.status == ILLEGAL and result.opponent_misfit_nats == 0.0
     # North's pits emptied (a capture that was not one) are still a sowing's: illegal.
     taken = list(sown_wrong)
     taken[square_index("d2")] += taken[square_index("d3")] + taken[square_index("d4")]
     taken[square_index("d3")] = taken[square_index("d4")] = 0
-    assert reconcile(start, observe(taken, noise=SURE), SEED).status == ILLEGAL
+    assert reconcile(start, observe(taken, noise=SURE_READER), SEED).status == ILLEGAL
     # A pit of North's the camera steadily misreads (learnt on the untouched board) reads as before.
     bias = [0] * 32
     bias[square_index("a4")], bias[square_index("c4")] = -2, 2
-    assert reconcile(start, observe(misread, noise=SURE), SEED, bias=bias).status == ILLEGAL
+    assert reconcile(start, observe(misread, noise=SURE_READER), SEED, bias=bias).status == ILLEGAL
     # The price of the rule: seeds put into the opponent's pits are not called illegal either.
     into = list(after.board)
     into[square_index("e1")] -= 2
@@ -347,5 +349,5 @@ def test_seeds_dropped_into_a_wrong_pit_mid_move_are_still_illegal() -> None:
     step = next(i for i, s in enumerate(states) if s.in_hand >= 3)
     wrong = list(states[step].board)
     wrong[square_index("a2")] += 2
-    result = reconcile(THREE_LAPS, observe(wrong, noise=SURE), SEED)
+    result = reconcile(THREE_LAPS, observe(wrong, noise=SURE_READER), SEED)
     assert result.status == ILLEGAL

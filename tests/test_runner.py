@@ -10,7 +10,14 @@ import numpy as np
 import pytest
 
 from omweso_cam.observation import Observation
-from omweso_cam.reconcile.simulate import NoiseModel, ScriptFrame, observe, random_game, script_game
+from omweso_cam.reconcile.simulate import (
+    SURE_READER,
+    NoiseModel,
+    ScriptFrame,
+    observe,
+    random_game,
+    script_game,
+)
 from omweso_cam.rules import Position, RuleSet, apply_move, square_index
 from omweso_cam.runner import LiveSession, RunnerConfig, track_source
 from omweso_cam.vision.frames import CORRUPT, DISCONNECTED, FRAME, RECONNECTED, Frame, FrameSource
@@ -18,10 +25,6 @@ from tests.test_tracker import FREE, FREE_GAME, far, moved
 
 SEED = RuleSet.preset("seed")
 START = Position.standard()
-#: A reader as sure of its counts as the counter is of a clear board (a heap of 4 at 99%):
-#: ``observe``'s default (sigma 0.35) pays only 5-8 nats for one seed sown into a wrong small
-#: pit, under the alarm's bar (ReconcileConfig.illegal_min_excess_nats), so it sees no illegal sowing.
-SURE = NoiseModel(sigma=0.15)
 MOVES = ["d1", "f4", "b1"]
 STATE_KEYS = {"phase", "camera", "frame", "time_s", "rules", "options", "mode", "position", "board",
               "side_to_move", "observed", "setup", "setup_corrected", "last_move", "plies", "alarm", "unexplained", "in_progress",
@@ -161,7 +164,7 @@ def test_illegal_sowing_raises_an_alarm_the_referee_can_accept(tmp_path: Path) -
     wrong = moved(after.board, "e2", "a2")
     script = [ScriptFrame(START.board, "stable", 0)] * 3 + [ScriptFrame(None, "hand", 0)] * 2
     script += [ScriptFrame(tuple(wrong), "stable", 0)] * 4
-    session = session_for(script, tmp_path / "db.sqlite", processor=ScriptProcessor(script, noise=SURE))
+    session = session_for(script, tmp_path / "db.sqlite", processor=ScriptProcessor(script, noise=SURE_READER))
     session.new_match(south="A", north="B")
     session.confirm_setup(START.notation(short=True))
     with session.bus.subscribe(replay_last=False) as sub:
@@ -282,7 +285,7 @@ def test_track_source_writes_the_record_format() -> None:
     script += [ScriptFrame(None, "hand", 1)] * 2 + [ScriptFrame(after.board, "stable", 1)] * 3
     script += script_game(after, ["f4"], SEED)[4:]
     source = ScriptSource([FRAME] * len(script))
-    record = track_source(source, SEED, processor=ScriptProcessor(script, noise=SURE),  # type: ignore[arg-type]
+    record = track_source(source, SEED, processor=ScriptProcessor(script, noise=SURE_READER),  # type: ignore[arg-type]
                           config=FRAMES_AS_GIVEN)
     assert record["rules"] == "seed" and record["initial"] == START.notation()
     assert [p["move"] for p in record["plies"]] == ["d1", "f4"]

@@ -9,6 +9,7 @@ import pytest
 from omweso_cam.observation import HAND, MOVING, NO_BOARD, OCCLUDED, Observation
 from omweso_cam.reconcile.scoring import ReconcileConfig, differing_squares
 from omweso_cam.reconcile.simulate import (
+    SURE_READER,
     NoiseModel,
     ScriptFrame,
     observations,
@@ -63,13 +64,6 @@ def run(tracker: Tracker, obs: list[Observation]) -> list[TrackerEvent]:
 
 def plies(events: list[TrackerEvent]) -> list[str]:
     return [e.data["move"] for e in events if e.kind == "ply"]
-
-
-#: A reader as sure of its counts as the counter is of a clear board (a heap of 4 at 99%): one
-#: seed out of place costs it 5-22 nats a pit. ``observe``'s default reader (sigma 0.35, a
-#: heap of 4 at 57%) pays 5-8 nats for one seed moved between small pits, under the alarm's
-#: bar (ReconcileConfig.illegal_min_excess_nats, 8.5): such a reading is no illegal sowing.
-CONFIDENT = NoiseModel(sigma=0.15)
 
 
 def sown(board: list[int] | tuple[int, ...], first: int, frames: int = 3,
@@ -159,7 +153,7 @@ def test_illegal_sowing_alarm_keeps_the_last_legal_position_until_restored() -> 
     after = apply_move(START, "d1", SEED).position
     wrong = moved(after.board, "e2", "f2")  # a seed sown one pit too far
     tracker = Tracker(SEED, initial=START)
-    events = run(tracker, sown(wrong, 0, noise=CONFIDENT))
+    events = run(tracker, sown(wrong, 0, noise=SURE_READER))
     alarms = [e for e in events if e.kind == "alarm"]
     assert len(alarms) == 1 and tracker.phase == ILLEGAL_PHASE
     alarm = alarms[0].data
@@ -185,7 +179,7 @@ def test_after_an_alarm_a_legal_successor_clears_it() -> None:
     after = apply_move(START, "d1", SEED).position
     wrong = moved(after.board, "e2", "f2")
     tracker = Tracker(SEED, initial=START)
-    run(tracker, sown(wrong, 0, noise=CONFIDENT))
+    run(tracker, sown(wrong, 0, noise=SURE_READER))
     events = run(tracker, sown(after.board, 4))
     assert [e.kind for e in events] == ["alarm_cleared", "ply"]
     assert events[0].data["by"] == "legal_successor"
@@ -203,9 +197,9 @@ def test_a_standing_alarm_shows_the_latest_reading_and_its_own_differing_pits() 
     second[square_index("e2")] -= 1
     second[square_index("d2")] += 1  # the seed taken out of f2 and put into d2
     tracker = Tracker(SEED, initial=START)
-    run(tracker, sown(first, 0, noise=CONFIDENT))
+    run(tracker, sown(first, 0, noise=SURE_READER))
     assert tracker.alarm is not None and sorted(tracker.alarm["differs"]) == ["e2", "f2"]
-    events = run(tracker, sown(second, 4, noise=CONFIDENT))
+    events = run(tracker, sown(second, 4, noise=SURE_READER))
     assert not [e for e in events if e.kind == "alarm"], "one alarm stands, none is raised again"
     alarm = tracker.alarm
     assert alarm is not None and tracker.phase == ILLEGAL_PHASE
@@ -327,7 +321,7 @@ def test_seeds_put_into_a_pit_whose_misread_was_kept_across_a_ply_are_an_illegal
     board[square_index("c3")] -= 1
     board[square_index("b4")] += 2
     seen = _misread(tuple(board), b4=5, c4=3, d4=3, e4=3, f4=3, g4=3)
-    assert [e.kind for e in run(tracker, sown(seen, 7, noise=CONFIDENT))] == ["alarm"]
+    assert [e.kind for e in run(tracker, sown(seen, 7, noise=SURE_READER))] == ["alarm"]
 
 
 def test_an_untouched_board_unlike_the_confirmed_one_is_a_mismatch_until_a_hand_comes() -> None:
@@ -341,7 +335,7 @@ def test_an_untouched_board_unlike_the_confirmed_one_is_a_mismatch_until_a_hand_
     flicker = _misread(tuple(wrong), a1=6)  # the same pits, one read a little differently
     assert run(tracker, [observe(flicker, frame_index=i) for i in (4, 5)]) == []
     # ... but once a hand has been over it, the board is judged: no legal move gives it.
-    assert [e.kind for e in run(tracker, sown(wrong, 6, noise=CONFIDENT))] == ["alarm"]
+    assert [e.kind for e in run(tracker, sown(wrong, 6, noise=SURE_READER))] == ["alarm"]
 
 
 def test_one_pit_off_a_legal_board_is_a_misread_not_an_illegal_sowing() -> None:
@@ -399,7 +393,7 @@ def test_referee_accepts_the_observed_board_or_corrects_a_pit() -> None:
     tracker = Tracker(SEED, initial=START)
     with pytest.raises(RefereeError, match="no illegal-sowing alarm"):
         tracker.board_restored()
-    run(tracker, sown(wrong, 0, noise=CONFIDENT))
+    run(tracker, sown(wrong, 0, noise=SURE_READER))
     # The referee says f2 was misread: it holds 1. Then d1 explains the board but for
     # one seed in e2 (a single misread), so it is accepted at once, and e2 is
     # remembered as reading one low while its seeds stay put.
@@ -412,7 +406,7 @@ def test_referee_accepts_the_observed_board_or_corrects_a_pit() -> None:
     assert tracker.position == after
 
     other = Tracker(SEED, initial=START)
-    run(other, sown(wrong, 0, noise=CONFIDENT))
+    run(other, sown(wrong, 0, noise=SURE_READER))
     events = other.accept_observed()
     assert [e.kind for e in events] == ["alarm_cleared", "ply"] and events[1].data["move"] == "*"
     assert other.position is not None and other.position.board == tuple(wrong)
@@ -460,7 +454,7 @@ def test_take_back_clears_an_alarm_and_is_refused_before_a_game_starts() -> None
     wrong = moved(d1.board, "a4", "h4", seeds=2)
     tracker = Tracker(SEED, initial=START)
     run(tracker, sown(d1.board, 0))
-    run(tracker, sown(wrong, 10, noise=CONFIDENT))
+    run(tracker, sown(wrong, 10, noise=SURE_READER))
     assert tracker.phase == ILLEGAL_PHASE
     events = tracker.take_back()
     assert [e.kind for e in events] == ["alarm_cleared", "take_back"] and events[0].data["by"] == "referee_take_back"
@@ -621,7 +615,7 @@ def test_no_alarm_on_counts_the_reader_itself_distrusts() -> None:
     assert [e.kind for e in events] == ["ply", "misreads"] and plies(events) == ["a4"]
     assert events[1].data == {"pits": {}} and tracker.misreads == {}
     # The same wrong board read by a reader that trusts its counts is an alarm.
-    assert [e.kind for e in run(Tracker(SEED, initial=START), sown(wrong, 4, noise=CONFIDENT))] == ["alarm"]
+    assert [e.kind for e in run(Tracker(SEED, initial=START), sown(wrong, 4, noise=SURE_READER))] == ["alarm"]
 
 
 def _wrong_sowing(position: Position, *, unmoved: bool = False) -> list[int]:

@@ -243,9 +243,8 @@ class ScriptedSource:
 class ScriptedProcessor:
     """Stands in for vision in the real LiveSession: each frame reads as its scripted board.
 
-    As surely as the counter reads a clear board (sigma 0.15: a heap of 4 at 99%); read less
-    surely, one seed sown into a wrong small pit is no illegal sowing (5-8 nats, under the
-    alarm's bar, ReconcileConfig.illegal_min_excess_nats).
+    As surely as the counter reads a clear board (``reconcile.simulate.SURE_READER``): read
+    less surely, one seed sown into a wrong small pit would be no illegal sowing.
     """
 
     def __init__(self, source: ScriptedSource) -> None:
@@ -253,11 +252,13 @@ class ScriptedProcessor:
 
     def process(self, frame: Any) -> tuple[Any, None]:
         from omweso_cam.observation import Observation
+        from omweso_cam.reconcile.simulate import SURE_READER
 
         board = self.source.board_of_frame[frame.index]
         if not board:  # a hand over the board between two scenes
             return Observation(frame.index, frame.timestamp_s, "hand"), None
-        return Observation.from_counts(board, frame_index=frame.index, timestamp_s=frame.timestamp_s, sigma=0.15), None
+        return Observation.from_counts(board, frame_index=frame.index, timestamp_s=frame.timestamp_s,
+                                       sigma=SURE_READER.sigma), None
 
 
 REFEREE_TOKEN = "test-referee-token"
