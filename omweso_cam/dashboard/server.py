@@ -166,9 +166,19 @@ def serve_session(
         timer = threading.Timer(exit_after_s, server.stop)
         timer.daemon = True
         timer.start()
-    previous = None
+    # Ctrl-C and SIGTERM ask the serving loop to end rather than raise into whatever the main
+    # thread is doing (a KeyboardInterrupt inside the server's own bookkeeping could leave it
+    # unable to stop). A second Ctrl-C interrupts at once, as Python's own handler does.
+    previous: dict[int, Any] = {}
+
+    def stop_serving(signum: int, _frame: Any) -> None:
+        server.stop()
+        if signum == signal.SIGINT:
+            signal.signal(signal.SIGINT, previous[signal.SIGINT])
+
     if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGTERM, lambda *_: server.stop())
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, stop_serving)
     try:
         server.run()
     except KeyboardInterrupt:
@@ -178,7 +188,7 @@ def serve_session(
             timer.cancel()
         server.close()
         session.stop()
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
     announce("omweso-cam dashboard stopped.")
     return 0

@@ -87,6 +87,33 @@ def test_serve_stops_cleanly_on_ctrl_c(frames: Path, tmp_path: Path) -> None:
     assert "Traceback" not in err
 
 
+def test_ctrl_c_asks_the_server_to_stop_and_the_signal_handlers_are_restored(
+        frames: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Ctrl-C sets the serving loop's stop flag instead of raising into the main thread's work;
+    # once served, Ctrl-C and SIGTERM are handled as before the dashboard started.
+    import os
+    import threading
+
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    seen: list[object] = []
+
+    def press_ctrl_c() -> None:  # once the dashboard has taken Ctrl-C over (or after 30 s)
+        deadline = time.monotonic() + 30
+        while signal.getsignal(signal.SIGINT) in before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        seen.append(signal.getsignal(signal.SIGINT))
+        os.kill(os.getpid(), signal.SIGINT)
+
+    presser = threading.Thread(target=press_ctrl_c, daemon=True)
+    presser.start()
+    code = main(["serve", "--source", str(frames), "--port", "0", "--db", str(tmp_path / "m.db"),
+                 "--threads", "32"])
+    presser.join()
+    assert code == 0 and capsys.readouterr().out.rstrip().endswith("omweso-cam dashboard stopped.")
+    assert seen and seen[0] not in before, "the dashboard handles Ctrl-C while it serves"
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
 def test_setup_to_confirm_uses_the_reading() -> None:
     rows = [[4] * 8, [0] * 8, [0] * 8, [4] * 8]
     state = {"phase": "setup", "side_to_move": "N", "setup": {"observed": rows, "valid": True, "problems": []}}
