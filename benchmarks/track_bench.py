@@ -54,6 +54,7 @@ from omweso_cam.reconcile.simulate import (
     NoiseModel,
     noisy_counts,
     observations,
+    observe,
     random_game,
     script_game,
 )
@@ -188,26 +189,20 @@ def robustness(positions: int, games: int, seed: int) -> None:
             unique += is_unique
             legal = {o.position.board for _, o in options} | {position.board}
             bad = displaced(outcome.position.board, rng, legal)
-            bad_obs = None
-            if bad is not None:
-                illegal_n += 1
-                bad_obs = Observation(0, 0.0, STABLE, noise.log_likelihoods(noisy_counts(bad, noise, rng)))
-            half = sorted(CIRCUIT[position.side_to_move])
-            own = displaced(outcome.position.board, orng, legal, half)
-            own_obs = None
-            if own is not None:
-                own_n += 1
-                own_obs = Observation(0, 0.0, STABLE, noise.log_likelihoods(noisy_counts(own, noise, orng)))
+            bad_obs = None if bad is None else observe(bad, noise=noise, rng=rng)
+            illegal_n += bad is not None
+            own = displaced(outcome.position.board, orng, legal, sorted(CIRCUIT[position.side_to_move]))
+            own_obs = None if own is None else observe(own, noise=noise, rng=orng)
+            own_n += own is not None
             for threshold, config in configs.items():
                 result = reconcile(position, obs, SEED_RULES, config=config)
                 good = result.status == ACCEPTED and result.best is not None and str(move) in result.best.moves
                 ok[threshold] += good
                 unique_ok[threshold] += is_unique and good
                 wrong[threshold] += result.status == ACCEPTED and not good
-                if bad_obs is not None:
-                    flagged[threshold] += reconcile(position, bad_obs, SEED_RULES, config=config).status == ILLEGAL
-                if own_obs is not None:
-                    flagged_own[threshold] += reconcile(position, own_obs, SEED_RULES, config=config).status == ILLEGAL
+                for seen, tally in ((bad_obs, flagged), (own_obs, flagged_own)):
+                    if seen is not None:
+                        tally[threshold] += reconcile(position, seen, SEED_RULES, config=config).status == ILLEGAL
         # whole games through the tracker (independent noise per frame, 5 stable frames per scene)
         grng = random.Random(seed + 2)
         total = got_ok = alarms = 0

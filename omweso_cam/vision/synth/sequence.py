@@ -227,10 +227,7 @@ def wrong_sowing(
         hand -= 1
         wrong.append(SowingState(tuple(board), hand, lap, square_name(circuit[pos]), "drop"))
     final = tuple(board)
-    legal_boards = {o.position.board for _, o in quick_options(position, rules)}
-    if final in legal_boards or final == position.board:
-        return None
-    return wrong, final
+    return None if _legal_result(position, rules, final) else (wrong, final)
 
 
 #: The mistakes ``render_sequence`` can stage (``illegal_kind``).
@@ -264,10 +261,12 @@ def slipped_sowing(
         board[target] += 1
         slipped.append(s._replace(board=tuple(board), pit=square_name(target) if s is states[at] else s.pit))
     final = slipped[-1].board
-    legal_boards = {o.position.board for _, o in quick_options(position, rules)}
-    if final in legal_boards or final == position.board:
-        return None
-    return slipped, final
+    return None if _legal_result(position, rules, final) else (slipped, final)
+
+
+def _legal_result(position: Position, rules: RuleSet, board: tuple[int, ...]) -> bool:
+    """Whether ``board`` is what a legal (counter-clockwise) move, or none, leaves: no mistake to stage."""
+    return board == position.board or any(o.position.board == board for _, o in quick_options(position, rules))
 
 
 def render_sequence(
