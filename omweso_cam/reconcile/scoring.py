@@ -254,6 +254,14 @@ def score_board(log_likelihoods: Sequence[Sequence[float]], board: Sequence[int]
 Scorer = Callable[[Sequence[int]], float]
 
 
+def steady_reads(position: Sequence[int], bias: Sequence[int] | None, top: int) -> dict[int, int]:
+    """Pits the camera steadily misreads (``bias``, see :func:`board_scorer`): pit -> the count it
+    reads while the pit holds its count in ``position`` (a count off the likelihoods' 0..``top`` is left out)."""
+    if not bias:
+        return {}
+    return {i: position[i] + r for i, r in enumerate(bias) if r and 0 <= position[i] + r <= top}
+
+
 def board_scorer(
     log_likelihoods: Sequence[Sequence[float]], position: Sequence[int], bias: Sequence[int] | None = None,
 ) -> Scorer:
@@ -268,8 +276,7 @@ def board_scorer(
     """
     if not bias or not any(bias):
         return lambda board: score_board(log_likelihoods, board)
-    top = len(log_likelihoods[0]) - 1
-    shifted = [(i, position[i], position[i] + r) for i, r in enumerate(bias) if r and 0 <= position[i] + r <= top]
+    shifted = [(i, position[i], reads) for i, reads in steady_reads(position, bias, len(log_likelihoods[0]) - 1).items()]
 
     def score(board: Sequence[int]) -> float:
         total = score_board(log_likelihoods, board)
@@ -287,15 +294,15 @@ def opponent_misfit(log_likelihoods: Sequence[Sequence[float]], position: Positi
     move can leave it: each of the opponent's pits as it was (or as it steadily misreads, ``bias``)
     or emptied by a capture. Nats (0 when the opponent's half is read as such), and the pits
     that cost them (image order)."""
-    top = len(log_likelihoods[0]) - 1
+    steady = steady_reads(position.board, bias, len(log_likelihoods[0]) - 1)
     total = 0.0
     squares = []
     for i in sorted(CIRCUIT[position.side_to_move.other]):
         row = log_likelihoods[i]
         count = position.board[i]
         fits = [row[count], row[0]]
-        if bias and bias[i] and 0 <= count + bias[i] <= top:
-            fits.append(row[count + bias[i]])
+        if i in steady:
+            fits.append(row[steady[i]])
         cost = max(row) - max(fits)
         if cost > 0:
             total += cost
