@@ -11,6 +11,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 #: Largest count a pit can hold (all 64 seeds in one pit).
 MAX_COUNT = 64
 #: Number of pits on the board.
@@ -97,3 +99,42 @@ class Observation:
 def most_likely_counts(log_likelihoods: Sequence[Sequence[float]]) -> tuple[int, ...]:
     """The most likely count of every pit under per-pit log-likelihoods (the first of ties)."""
     return tuple(max(range(len(row)), key=row.__getitem__) for row in log_likelihoods)
+
+
+def fit_total(
+    log_likelihoods: Sequence[Sequence[float]] | np.ndarray, total: int, *, max_per_pit: int | None = None,
+    window: int | None = None,
+) -> tuple[tuple[int, ...], float] | None:
+    """The most likely counts of the given pits holding exactly ``total`` seeds, and their score.
+
+    Each pit holds at most ``max_per_pit`` seeds and, with ``window``, stays within that many
+    seeds of its own most likely count. ``None`` when no such board exists. A dynamic
+    programme over the pits (``best[s]``: the best score of the pits so far holding ``s``
+    seeds); of boards scoring alike, the one whose earlier pits hold fewer seeds.
+    """
+    rows = np.asarray(log_likelihoods, dtype=np.float64)
+    sums = np.arange(total + 1)
+    take = sums[:, None] - sums[None, :]  # take[t, s]: this pit's seeds when the pits before hold s
+    cap = min(total, rows.shape[1] - 1 if max_per_pit is None else max_per_pit)
+    within_cap = np.where((take >= 0) & (take <= cap), 0.0, -np.inf)
+    index = np.clip(take, 0, cap)
+    best = np.full(total + 1, -np.inf)
+    best[0] = 0.0
+    back = np.empty((len(rows), total + 1), np.intp)
+    for i, row in enumerate(rows):
+        values = best[None, :] + row[index]
+        values += within_cap
+        if window is not None:
+            peak = int(np.argmax(row))
+            values[np.abs(take - peak) > window] = -np.inf
+        back[i] = np.argmax(values, axis=1)  # the first best: the fewest seeds in the pits before
+        best = values[sums, back[i]]
+    if best[total] == -np.inf:
+        return None
+    counts = []
+    held = total
+    for i in range(len(rows) - 1, -1, -1):
+        before = int(back[i, held])
+        counts.append(held - before)
+        held = before
+    return tuple(reversed(counts)), float(best[total])

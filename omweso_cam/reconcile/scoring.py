@@ -24,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from omweso_cam.observation import Observation
+from omweso_cam.observation import Observation, fit_total
 from omweso_cam.rules import (
     CIRCUIT,
     Move,
@@ -371,7 +371,8 @@ def reconcile(
     # back to 64 the most likely way before it is held against the legal board.
     excess = free_score - best.fit
     if sum(observed) > 64 and excess > config.illegal_min_excess_nats:
-        excess = best_with_total(ll, 64, window=config.total_search_window) - best.fit
+        fit = fit_total(ll, 64, window=config.total_search_window)
+        excess = (fit[1] if fit is not None else float("-inf")) - best.fit
     runner_up = next((c for c in candidates[1:] if c.board != best.board), None)
     margin = best.score - runner_up.score if runner_up is not None else float("inf")
     common = Reconciliation(
@@ -569,56 +570,16 @@ def fit_setup(
     """The most likely set-up board under a reading, and its score.
 
     Each side's 16 pits hold exactly ``seeds_per_side`` seeds, none more than
-    ``max_per_pit`` (the preset's set-up cap): a small dynamic programme per side, so a
+    ``max_per_pit`` (the preset's set-up cap): :func:`fit_total` per side, so a
     few misread pits of a free arrangement are corrected by the 32-per-side rule.
     """
     cap = seeds_per_side if max_per_pit is None else min(max_per_pit, seeds_per_side)
-    board = [0] * 32
+    board: list[int] = []
     total = 0.0
-    for pits in (range(0, 16), range(16, 32)):
-        # best[s] = (score, counts) over the pits so far, summing to s
-        best: list[tuple[float, tuple[int, ...]] | None] = [None] * (seeds_per_side + 1)
-        best[0] = (0.0, ())
-        for i in pits:
-            row = log_likelihoods[i]
-            nxt: list[tuple[float, tuple[int, ...]] | None] = [None] * (seeds_per_side + 1)
-            for s, entry in enumerate(best):
-                if entry is None:
-                    continue
-                score, counts = entry
-                for n in range(min(cap, seeds_per_side - s) + 1):
-                    candidate = score + row[n]
-                    slot = nxt[s + n]
-                    if slot is None or candidate > slot[0]:
-                        nxt[s + n] = (candidate, (*counts, n))
-            best = nxt
-        final = best[seeds_per_side]
-        if final is None:
+    for half in (log_likelihoods[:16], log_likelihoods[16:]):
+        fit = fit_total(half, seeds_per_side, max_per_pit=cap)
+        if fit is None:
             raise ReconcileError(f"no set-up of {seeds_per_side} seeds per side with at most {cap} per pit")
-        total += final[0]
-        for i, n in zip(pits, final[1], strict=True):
-            board[i] = n
+        board.extend(fit[0])
+        total += fit[1]
     return tuple(board), total
-
-
-def best_with_total(log_likelihoods: Sequence[Sequence[float]], total: int, *, window: int = 8) -> float:
-    """The best score of any board holding exactly ``total`` seeds (each pit within ``window`` of its argmax).
-
-    A small dynamic programme over pits; ``-inf`` when no such board is in reach.
-    """
-    neg = float("-inf")
-    best = [neg] * (total + 1)
-    best[0] = 0.0
-    for row in log_likelihoods:
-        peak = max(range(len(row)), key=row.__getitem__)
-        low, high = max(0, peak - window), min(len(row) - 1, peak + window, total)
-        nxt = [neg] * (total + 1)
-        for s, score in enumerate(best):
-            if score == neg:
-                continue
-            for n in range(low, min(high, total - s) + 1):
-                value = score + row[n]
-                if value > nxt[s + n]:
-                    nxt[s + n] = value
-        best = nxt
-    return best[total]
