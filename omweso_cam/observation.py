@@ -11,8 +11,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
 #: Largest count a pit can hold (all 64 seeds in one pit).
 MAX_COUNT = 64
 #: Number of pits on the board.
@@ -102,7 +100,7 @@ def most_likely_counts(log_likelihoods: Sequence[Sequence[float]]) -> tuple[int,
 
 
 def fit_total(
-    log_likelihoods: Sequence[Sequence[float]] | np.ndarray, total: int, *, max_per_pit: int | None = None,
+    log_likelihoods: Sequence[Sequence[float]], total: int, *, max_per_pit: int | None = None,
     window: int | None = None,
 ) -> tuple[tuple[int, ...], float] | None:
     """The most likely counts of the given pits holding exactly ``total`` seeds, and their score.
@@ -112,29 +110,32 @@ def fit_total(
     programme over the pits (``best[s]``: the best score of the pits so far holding ``s``
     seeds); of boards scoring alike, the one whose earlier pits hold fewer seeds.
     """
-    rows = np.asarray(log_likelihoods, dtype=np.float64)
-    sums = np.arange(total + 1)
-    take = sums[:, None] - sums[None, :]  # take[t, s]: this pit's seeds when the pits before hold s
-    cap = min(total, rows.shape[1] - 1 if max_per_pit is None else max_per_pit)
-    within_cap = np.where((take >= 0) & (take <= cap), 0.0, -np.inf)
-    index = np.clip(take, 0, cap)
-    best = np.full(total + 1, -np.inf)
+    neg = -math.inf
+    best = [neg] * (total + 1)
     best[0] = 0.0
-    back = np.empty((len(rows), total + 1), np.intp)
-    for i, row in enumerate(rows):
-        values = best[None, :] + row[index]
-        values += within_cap
+    came_from: list[list[int]] = []
+    for row in log_likelihoods:
+        low, high = 0, min(len(row) - 1, total if max_per_pit is None else max_per_pit)
         if window is not None:
-            peak = int(np.argmax(row))
-            values[np.abs(take - peak) > window] = -np.inf
-        back[i] = np.argmax(values, axis=1)  # the first best: the fewest seeds in the pits before
-        best = values[sums, back[i]]
-    if best[total] == -np.inf:
+            peak = max(range(len(row)), key=row.__getitem__)
+            low, high = max(low, peak - window), min(high, peak + window)
+        nxt = [neg] * (total + 1)
+        came = [0] * (total + 1)
+        for held, score in enumerate(best):
+            if score == neg:
+                continue
+            for n in range(low, min(high, total - held) + 1):
+                value = score + row[n]
+                if value > nxt[held + n]:
+                    nxt[held + n] = value
+                    came[held + n] = held
+        best = nxt
+        came_from.append(came)
+    if best[total] == neg:
         return None
     counts = []
     held = total
-    for i in range(len(rows) - 1, -1, -1):
-        before = int(back[i, held])
-        counts.append(held - before)
-        held = before
-    return tuple(reversed(counts)), float(best[total])
+    for came in reversed(came_from):
+        counts.append(held - came[held])
+        held = came[held]
+    return tuple(reversed(counts)), best[total]
