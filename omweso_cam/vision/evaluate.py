@@ -137,6 +137,8 @@ def summarise(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
     out["warned_blurred"] = sum(1 for r in read if BLUR_WARNING in str(r.get("unreliable", "")))
     scored = sum(r["pits_scored"] for r in rows)
     out["pits_scored"] = scored
+    out["boards_scored"] = sum(1 for r in rows if r["pits_scored"])
+    out["boards_exact"] = sum(1 for r in rows if r["pits_scored"] and not r["pits_wrong"])
     out["pits_exact"] = (scored - sum(r["pits_wrong"] for r in rows)) / scored if scored else float("nan")
     for stage in STAGES:
         values = [float(r[f"ms_{stage}"]) for r in rows if r[f"ms_{stage}"] != ""]
@@ -162,6 +164,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines.append(f"counts the reader warned about (small or blurred board): {s['warned_boards']}/{s['clear_read_ok']} "
                  f"boards read ({s['warned_blurred']} blurred), 0-6 exact {s['warned_exact_0_6']:.1%} on them, "
                  f"{s['unwarned_exact_0_6']:.1%} on the others")
+    lines.append(f"boards read without a pit wrong: {s['boards_exact']}/{s['boards_scored']}")
     for lo, hi in ((0, 6), (7, 12), (13, 64)):
         lines.append(f"pits holding {lo}-{hi}: {s[f'pits_{lo}_{hi}']}, exact {s[f'exact_{lo}_{hi}']:.1%}, "
                      f"within 1 {s[f'within1_{lo}_{hi}']:.1%}")

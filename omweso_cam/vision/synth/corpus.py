@@ -73,7 +73,7 @@ def random_game_position(rnd: random.Random, rules: RuleSet, *, plies: int) -> P
     return position
 
 
-def _heavy_position(rnd: random.Random, rules: RuleSet) -> Position:
+def heavy_position(rnd: random.Random, rules: RuleSet) -> Position:
     """A mid-game position, preferring ones with a big heap (a pit of 12 or more)."""
     best: Position | None = None
     for _ in range(40):
@@ -98,7 +98,7 @@ def still_jobs(rng: np.random.Generator, plan: CorpusPlan, rules: RuleSet) -> li
     for _ in range(plan.free_setup):
         jobs.append(("free_setup", random_setup(rnd, max_per_pit=10), {"hand": rnd.random() < 0.15}))
     for _ in range(plan.mid_game):
-        jobs.append(("mid_game", _heavy_position(rnd, rules), {"hand": rnd.random() < 0.2}))
+        jobs.append(("mid_game", heavy_position(rnd, rules), {"hand": rnd.random() < 0.2}))
     for _ in range(plan.no_board):
         jobs.append(("no_board", None, {"has_board": False, "clutter_count": rnd.randint(2, 7), "hand": rnd.random() < 0.3}))
     for _ in range(plan.occluded):
@@ -106,7 +106,7 @@ def still_jobs(rng: np.random.Generator, plan: CorpusPlan, rules: RuleSet) -> li
         jobs.append(
             (
                 "occluded",
-                _heavy_position(rnd, rules),
+                heavy_position(rnd, rules),
                 {"hand": True, "hand_target": target, "hand_height_mm": rnd.uniform(25, 70), "hand_scale": rnd.uniform(1.1, 1.4)},
             )
         )
@@ -223,7 +223,7 @@ def measure_speed(*, count: int = 10, seed: int = 0, size_px: tuple[int, int] = 
     stills = []
     cpu = []
     for _ in range(count):
-        position = _heavy_position(rnd, rules)
+        position = heavy_position(rnd, rules)
         scene = Scene.random(rng, image_size_px=size_px, hand=bool(rng.random() < 0.3))
         start, start_cpu = time.perf_counter(), time.process_time()
         render_board(position, scene=scene, rng=rng)
@@ -231,7 +231,7 @@ def measure_speed(*, count: int = 10, seed: int = 0, size_px: tuple[int, int] = 
         cpu.append((time.process_time() - start_cpu) * 1000)
     renderer = BoardRenderer(Scene.random(rng, image_size_px=size_px))
     frames = []
-    position = _heavy_position(rnd, rules)
+    position = heavy_position(rnd, rules)
     for k in range(count):
         start = time.perf_counter()
         renderer.render(position.board, rng, hand=k % 2 == 1, jitter=np.full(6, 0.01))
