@@ -19,7 +19,7 @@ from omweso_cam.reconcile.simulate import (
     script_game,
 )
 from omweso_cam.rules import Position, RuleSet, apply_move, square_index
-from omweso_cam.runner import LiveSession, RunnerConfig, track_source
+from omweso_cam.runner import LiveSession, RunnerConfig, make_processor, track_source
 from omweso_cam.vision.frames import CORRUPT, DISCONNECTED, FRAME, RECONNECTED, Frame, FrameSource
 from tests.test_tracker import FREE, FREE_GAME, far, moved
 
@@ -546,3 +546,9 @@ def test_agreement_times_become_frame_counts_at_the_source_frame_rate() -> None:
     assert (slow.distrust_quiet_frames, live.distrust_quiet_frames) == (12, 90)
     given = FRAMES_AS_GIVEN.for_fps(30.0).tracker
     assert (given.confirm_frames, given.alarm_confirm_frames, given.distrust_quiet_frames) == (3, None, 12)
+
+
+def test_the_live_reader_shows_the_counts_the_camera_sees() -> None:
+    # A still read of a board at rest is fitted to its 64 seeds; live, a pause mid-move has seeds
+    # in a hand, and the tracker weighs the likelihoods against boards of 64 itself.
+    assert make_processor().reader.config.board_seeds is None

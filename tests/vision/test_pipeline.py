@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from omweso_cam.observation import STABLE
+from omweso_cam.observation import STABLE, Observation
 from omweso_cam.vision.calibration import Calibration
-from omweso_cam.vision.count import CountConfig, count_crops, fit_seed_model, pit_crops
+from omweso_cam.vision.count import CountConfig, PitCounts, count_crops, fit_seed_model, pit_crops
 from omweso_cam.vision.draw import annotate
 from omweso_cam.vision.grid import fit_grid
 from omweso_cam.vision.pipeline import BoardReader, ReaderConfig, load_image, pit_diameter_px
@@ -465,3 +465,35 @@ def test_reader_config_is_plain_data() -> None:
     config = dataclasses.replace(ReaderConfig(), max_side_px=1000)
     data = config.to_dict()
     assert data["max_side_px"] == 1000 and "count" in data and "crop_px" in data["count"]
+
+
+def _pit_counts(rows: list[list[float]]) -> PitCounts:
+    ll = np.asarray(rows, np.float64)
+    return PitCounts(ll, ll.argmax(axis=1).astype(np.float64))
+
+
+def test_a_board_read_a_seed_short_is_brought_to_its_64_seeds_where_the_reader_is_least_sure() -> None:
+    counts = [4] * 8 + [0] * 16 + [4] * 8
+    rows = [list(row) for row in Observation.from_counts(counts, sigma=0.15).log_likelihoods]
+    rows[5] = list(Observation.from_counts([3] * 32, sigma=0.6).log_likelihoods[0])  # a heap of 4 read as an unsure 3
+    pit_counts = _pit_counts(rows)
+    assert sum(pit_counts.counts) == 63
+    assert BoardReader().board_counts(pit_counts) == tuple(counts)
+    unfitted = BoardReader(config=dataclasses.replace(ReaderConfig(), board_seeds=None))
+    assert unfitted.board_counts(pit_counts) == pit_counts.counts
+
+
+def test_a_board_far_from_64_seeds_keeps_the_counts_it_shows() -> None:
+    counts = [4] * 8 + [0] * 16 + [4] * 4 + [0] * 4  # a set-up half laid: 48 seeds, every pit read surely
+    pit_counts = _pit_counts([list(row) for row in Observation.from_counts(counts, sigma=0.15).log_likelihoods])
+    assert BoardReader().board_counts(pit_counts) == tuple(counts)
+
+
+def test_a_board_the_counter_barely_sees_is_not_filled_up_to_64_seeds() -> None:
+    # Every count keeps the counter's 1% spread (about 8.8 nats below a sure count): a dark board read
+    # as two seeds must not be "fitted" by dropping the other 62 into one pit.
+    counts = [0] * 32
+    counts[1] = counts[14] = 1
+    rows = [[float(np.log(0.99 * (n == c) + 0.01 / 65)) for n in range(65)] for c in counts]
+    pit_counts = _pit_counts(rows)
+    assert BoardReader().board_counts(pit_counts) == tuple(counts)
