@@ -413,24 +413,29 @@ class BoardReader:
                                  camera_bgr=image, board_from_image=board.board_from_image, views=views)
         t = lap("count", t)
         unreliable = "; ".join(count_warnings(image, board, grid, self.config))
-        detail = "; ".join(filter(None, (detail, unreliable)))
+        counts, total_note = self.board_counts(pit_counts)
+        detail = "; ".join(filter(None, (detail, unreliable, total_note)))
         ll = tuple(tuple(row) for row in pit_counts.log_likelihoods.tolist())
-        return finish(OK, detail, log_likelihoods=ll, unreliable=unreliable, counts=self.board_counts(pit_counts),
+        return finish(OK, detail, log_likelihoods=ll, unreliable=unreliable, counts=counts,
                       confidence=round(pit_counts.confidence, 4), corners_px=corners_out, grid=grid,
                       rectified=board, pit_counts=pit_counts, scale=scale, method=location.method)
 
-    def board_counts(self, pit_counts: PitCounts) -> tuple[int, ...]:
+    def board_counts(self, pit_counts: PitCounts) -> tuple[tuple[int, ...], str]:
         """The counter's most likely counts, brought to the board's seeds when that costs little (see
-        :attr:`ReaderConfig.board_seeds`)."""
+        :attr:`ReaderConfig.board_seeds`), and a note for the reading's detail when they hold another total."""
         counts = pit_counts.counts
         seeds = self.config.board_seeds
         if seeds is None or sum(counts) == seeds:
-            return counts
+            return counts, ""
         ll = pit_counts.log_likelihoods
         fit = fit_total(ll.tolist(), seeds, window=self.config.board_fit_window)
+        read = f"{sum(counts)} seeds read"
         if fit is None or float(ll.max(axis=1).sum()) - fit[1] > self.config.board_total_max_nats:
-            return counts
-        return fit[0]
+            return counts, f"{read}, too far from the board's {seeds} to fit (seeds off the board, or misread)"
+        from omweso_cam.rules import square_name
+
+        changed = ", ".join(square_name(i) for i, (a, b) in enumerate(zip(counts, fit[0], strict=True)) if a != b)
+        return fit[0], f"{read}; brought to the board's {seeds} in {changed}"
 
     def rectify_board(self, image: np.ndarray, location: BoardLocation) -> RectifiedBoard:
         """The top-down board image at ``location`` (the calibrated size when reading at calibrated corners)."""

@@ -478,15 +478,16 @@ def test_a_board_read_a_seed_short_is_brought_to_its_64_seeds_where_the_reader_i
     rows[5] = list(Observation.from_counts([3] * 32, sigma=0.6).log_likelihoods[0])  # a heap of 4 read as an unsure 3
     pit_counts = _pit_counts(rows)
     assert sum(pit_counts.counts) == 63
-    assert BoardReader().board_counts(pit_counts) == tuple(counts)
+    assert BoardReader().board_counts(pit_counts) == (tuple(counts), "63 seeds read; brought to the board's 64 in f4")
     unfitted = BoardReader(config=dataclasses.replace(ReaderConfig(), board_seeds=None))
-    assert unfitted.board_counts(pit_counts) == pit_counts.counts
+    assert unfitted.board_counts(pit_counts) == (pit_counts.counts, "")
 
 
 def test_a_board_far_from_64_seeds_keeps_the_counts_it_shows() -> None:
     counts = [4] * 8 + [0] * 16 + [4] * 4 + [0] * 4  # a set-up half laid: 48 seeds, every pit read surely
     pit_counts = _pit_counts([list(row) for row in Observation.from_counts(counts, sigma=0.15).log_likelihoods])
-    assert BoardReader().board_counts(pit_counts) == tuple(counts)
+    fitted, note = BoardReader().board_counts(pit_counts)
+    assert fitted == tuple(counts) and note.startswith("48 seeds read, too far from the board's 64")
 
 
 def test_a_board_the_counter_barely_sees_is_not_filled_up_to_64_seeds() -> None:
@@ -496,4 +497,4 @@ def test_a_board_the_counter_barely_sees_is_not_filled_up_to_64_seeds() -> None:
     counts[1] = counts[14] = 1
     rows = [[float(np.log(0.99 * (n == c) + 0.01 / 65)) for n in range(65)] for c in counts]
     pit_counts = _pit_counts(rows)
-    assert BoardReader().board_counts(pit_counts) == tuple(counts)
+    assert BoardReader().board_counts(pit_counts)[0] == tuple(counts)
