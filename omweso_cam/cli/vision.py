@@ -11,6 +11,7 @@ import csv
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,8 @@ def register(subparsers: Any) -> None:
     read.add_argument("--json", action="store_true", help="one JSON line per image")
     read.add_argument("--annotate", metavar="DIR", help="write annotated images into DIR")
     read.add_argument("--save-crops", metavar="DIR", help="write every pit's canonical crop into DIR (+ crops.csv)")
+    read.add_argument("--no-fit", action="store_true",
+                      help="counts as read, not brought to the board's 64 seeds (a board not at rest, another game)")
     read.set_defaults(func=cmd_read)
 
     evaluate = subparsers.add_parser("evaluate", help="accuracy and timing over images with ground truth")
@@ -37,6 +40,7 @@ def register(subparsers: Any) -> None:
     evaluate.add_argument("--use-truth-corners", action="store_true",
                           help="give the reader the true corners (measures counting alone)")
     evaluate.add_argument("--limit", type=int, default=0, help="only the first N images")
+    evaluate.add_argument("--no-fit", action="store_true", help="score the counts as read, not brought to 64 seeds")
     evaluate.set_defaults(func=cmd_evaluate)
 
     calibrate = subparsers.add_parser("calibrate", help="write a calibration or seed model JSON")
@@ -92,7 +96,10 @@ def _reader(args: argparse.Namespace) -> Any:
     seeds = getattr(args, "seeds", None)
     model = load_seed_model(seeds) if seeds else None
     # Separate photos, not a stream: check every one of them for a moved board.
-    return BoardReader(calibration, config=ReaderConfig(drift_check_every_frames=1), seed_model=model)
+    config = ReaderConfig(drift_check_every_frames=1)
+    if getattr(args, "no_fit", False):
+        config = replace(config, board_seeds=None)
+    return BoardReader(calibration, config=config, seed_model=model)
 
 
 def cmd_read(args: argparse.Namespace) -> int:

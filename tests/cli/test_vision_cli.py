@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from omweso_cam.cli import main
+from omweso_cam.resources import samples_dir
 from tests.vision.drawn import draw_board
 
 CORNERS = np.array([[150.0, 120.0], [800.0, 90.0], [860.0, 470.0], [120.0, 430.0]])
@@ -199,3 +200,14 @@ def test_calibrate_warns_of_a_board_the_reader_would_distrust(images: dict[str, 
     (warning,) = json.loads(captured.out)["warnings"]
     assert warning.startswith("board blurred by motion") and "warning: board blurred by motion" in captured.err
 
+
+
+def test_read_brings_a_still_to_64_seeds_unless_asked_not_to(capsys: pytest.CaptureFixture[str]) -> None:
+    still = str(samples_dir() / "stills" / "still_000.jpg")  # the standard set-up, two pits read a seed short
+    assert main(["read", still, "--json"]) == 0
+    fitted = _lines(capsys)[0]
+    assert main(["read", still, "--json", "--no-fit"]) == 0
+    as_read = _lines(capsys)[0]
+    assert sum(map(sum, fitted["counts"])) == 64 and sum(map(sum, as_read["counts"])) == 62
+    assert fitted["detail"].startswith("62 seeds read; brought to the board's 64 in ")
+    assert "seeds read" not in as_read.get("detail", "")
