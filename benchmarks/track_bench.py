@@ -343,9 +343,8 @@ def run_pipeline(folder: Path, truth: dict[str, Any], *, start: bool,
 
 def run_reader_only(folder: Path, truth: dict[str, Any], *, save: Path | None = None) -> dict[str, Any]:
     """The real BoardReader on every stable frame, stability taken from the truth."""
-    from omweso_cam.runner import FrameProcessor, RunnerConfig, track_source
+    from omweso_cam.runner import FrameProcessor, RunnerConfig, live_reader, track_source
     from omweso_cam.vision.frames import SourceConfig, open_source
-    from omweso_cam.vision.pipeline import BoardReader
 
     phases = {f["index"]: f["phase"] for f in truth["frames"]}
 
@@ -358,7 +357,7 @@ def run_reader_only(folder: Path, truth: dict[str, Any], *, save: Path | None = 
             pass
 
     stability = Phased()
-    processor = FrameProcessor(BoardReader(), stability, max_reads_per_stable_run=3)  # type: ignore[arg-type]
+    processor = FrameProcessor(live_reader(), stability, max_reads_per_stable_run=3)  # type: ignore[arg-type]
     original = processor.process
 
     def process(frame: Any) -> Any:

@@ -264,19 +264,26 @@ class FrameProcessor:
         return reading.observation, reading
 
 
+def live_reader(calibration: Any = None) -> BoardReader:
+    """The reader of live sessions and ``track``.
+
+    Its counts are as the camera sees them, not fitted to 64 seeds (``ReaderConfig.board_seeds``):
+    the tracker weighs the likelihoods against boards of 64 itself, and in a mid-move pause
+    (seeds in a hand off the board) the video's counts should not show seeds that are not there.
+    """
+    from omweso_cam.vision.pipeline import BoardReader, ReaderConfig
+
+    return BoardReader(calibration, config=ReaderConfig(board_seeds=None))
+
+
 def make_processor(calibration: Any = None, *, config: RunnerConfig = RunnerConfig(),
                    fps: float | None = None) -> FrameProcessor:
-    """A :class:`FrameProcessor` with the standard reader and stability monitor."""
-    from omweso_cam.vision.pipeline import BoardReader, ReaderConfig
+    """A :class:`FrameProcessor` with the live reader and the standard stability monitor."""
     from omweso_cam.vision.stability import StabilityConfig, StabilityMonitor
 
     settle = config.settle_frames(fps)
     stability = StabilityMonitor(StabilityConfig(stable_frames=settle) if settle else StabilityConfig())
-    # The reader's counts as the camera sees them, not fitted to 64 seeds (ReaderConfig.board_seeds):
-    # the tracker weighs the likelihoods against boards of 64 itself, and in a mid-move pause
-    # (seeds in a hand off the board) the video's counts should not show seeds that are not there.
-    reader = BoardReader(calibration, config=ReaderConfig(board_seeds=None))
-    return FrameProcessor(reader, stability, max_reads_per_stable_run=config.max_reads_per_stable_run,
+    return FrameProcessor(live_reader(calibration), stability, max_reads_per_stable_run=config.max_reads_per_stable_run,
                           lock_board=config.lock_board, fixed_views=config.fixed_views)
 
 
@@ -890,6 +897,7 @@ __all__ = [
     "LiveSession",
     "RefereeError",
     "RunnerConfig",
+    "live_reader",
     "make_processor",
     "track_source",
 ]

@@ -19,7 +19,7 @@ from omweso_cam.reconcile.simulate import (
     script_game,
 )
 from omweso_cam.rules import Position, RuleSet, apply_move, square_index
-from omweso_cam.runner import LiveSession, RunnerConfig, make_processor, track_source
+from omweso_cam.runner import LiveSession, RunnerConfig, live_reader, make_processor, track_source
 from omweso_cam.vision.frames import CORRUPT, DISCONNECTED, FRAME, RECONNECTED, Frame, FrameSource
 from tests.test_tracker import FREE, FREE_GAME, far, moved
 
@@ -551,4 +551,5 @@ def test_agreement_times_become_frame_counts_at_the_source_frame_rate() -> None:
 def test_the_live_reader_shows_the_counts_the_camera_sees() -> None:
     # A still read of a board at rest is fitted to its 64 seeds; live, a pause mid-move has seeds
     # in a hand, and the tracker weighs the likelihoods against boards of 64 itself.
-    assert make_processor().reader.config.board_seeds is None
+    assert live_reader().config.board_seeds is None
+    assert make_processor().reader.config == live_reader().config
