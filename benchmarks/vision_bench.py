@@ -82,11 +82,11 @@ def _counts(k: int, rng: np.random.Generator) -> list[int]:
         return list(Position.standard().board)
     rnd = random.Random(int(rng.integers(2**31)))
     rules = RuleSet.preset("seed")
+    if k % 3 == 2:
+        return list(heavy_position(rnd, rules).board)
     position = None
-    while k % 3 == 1 and position is None:
+    while position is None:  # a random game may end before its plies
         position = random_game_position(rnd, rules, plies=rnd.randint(4, 40))
-    if position is None:
-        position = heavy_position(rnd, rules)
     return list(position.board)
 
 

@@ -201,7 +201,6 @@ def test_calibrate_warns_of_a_board_the_reader_would_distrust(images: dict[str, 
     assert warning.startswith("board blurred by motion") and "warning: board blurred by motion" in captured.err
 
 
-
 def test_read_brings_a_still_to_64_seeds_unless_asked_not_to(capsys: pytest.CaptureFixture[str]) -> None:
     still = str(samples_dir() / "stills" / "still_000.jpg")  # the standard set-up, two pits read a seed short
     assert main(["read", still, "--json"]) == 0
