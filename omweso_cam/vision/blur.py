@@ -1,4 +1,4 @@
-"""Motion blur of the board, measured on its pits' rims.
+"""Motion and focus blur of the board, measured on its pits' rims.
 
 A camera (or a board) moving while the shutter is open smears every edge along the motion.
 The rim of a pit, a step from the wood into the hole, then widens where the rim runs across
@@ -15,9 +15,20 @@ relative to the pits reads higher in a larger image (a drawn board smeared 13 px
 at twice the size, smeared 25 px, 4.3). Perspective squeezes a soft rim's width
 across the board by the cosine of the camera's tilt, so a ratio near 1.2 can be geometry alone
 at 35 degrees; the reader's limit (``ReaderConfig.max_rim_blur_ratio``) is above that.
+
+A board out of focus widens its rims every way alike, which the ratio cannot see; the rims'
+width itself does (:attr:`RimBlur.width_px`): the median width over the rays whose rim stands
+well clear of the image noise. On a blurred board sensor noise, not the rim, makes the steepest
+slope of a faint rim, and such rays would read sharp. A sharp rim is a few pixels wide at any
+scale (4-6 px on renders with pits of 36-105 px, up to 8 px on larger pits, whose rounded lips
+are more pixels wide), and a blur hurts counting in proportion to the seeds' size, so the reader
+compares the width both with a number of pixels and with the pits' diameter
+(``ReaderConfig.max_rim_width_px``, ``max_rim_width_of_diameter``).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
@@ -31,11 +42,29 @@ _ALONG = np.linspace(0.55, 1.45, 37)
 #: with it and none of 137 unsmeared ones (39 of 69 without it, in a first script; docs/vision.md,
 #: "Motion blur").
 SMOOTH_PX = 1.5
+#: A ray counts towards the focus width only when its rim's contrast is this many times the
+#: noise of the profiles (a robust sigma of their second differences): on renders blurred by 3-6
+#: px the faint rims' widths otherwise fell to those of sharp boards (docs/vision.md, "Focus blur").
+MIN_CONTRAST_OF_NOISE = 20.0
+#: Fewer rays than this clear the noise (a board nearly black, or blurred to nothing): no width.
+MIN_CLEAR_RAYS = 16
 
 
-def rim_edge_widths(image_bgr: np.ndarray, centres_px: np.ndarray, radii_px: np.ndarray) -> np.ndarray:
-    """(pits, 16) widths (px) of each pit's rim edge on rays at ``_ANGLES``: the contrast along
-    the ray over its steepest slope (a step blurred over w pixels is about w wide)."""
+@dataclass(frozen=True)
+class RimBlur:
+    """How blurred a board's pit rims are: ``ratio``, the widest orientation's rim width over the
+    narrowest (motion: 1 when no direction stands out), and ``width_px``, the median rim width
+    over the rays clear of the noise (focus; NaN when too few are)."""
+
+    ratio: float
+    width_px: float
+
+
+def _rim_edges(image_bgr: np.ndarray, centres_px: np.ndarray,
+               radii_px: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Widths (px) and contrasts of each pit's rim edge on rays at ``_ANGLES`` ((pits, 16) each), and
+    the noise of the profiles. A ray's width is its contrast over its steepest slope (a step blurred
+    over w pixels is about w wide)."""
     centres = np.asarray(centres_px, np.float64).reshape(-1, 2)
     radii = np.asarray(radii_px, np.float64).reshape(-1)
     n = len(centres)
@@ -45,6 +74,8 @@ def rim_edge_widths(image_bgr: np.ndarray, centres_px: np.ndarray, radii_px: np.
     map_y = pts[..., 1].reshape(n * len(_ANGLES), len(_ALONG)).astype(np.float32)
     samples = cv2.remap(image_bgr, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     profiles = (cv2.cvtColor(samples, cv2.COLOR_BGR2GRAY) if samples.ndim == 3 else samples).astype(np.float32)
+    second = profiles[:, 2:] - 2.0 * profiles[:, 1:-1] + profiles[:, :-2]
+    noise = 1.4826 * float(np.median(np.abs(second))) / np.sqrt(6.0)  # white noise: var(second diff) = 6 var
     step_px = radii[:, None] * (_ALONG[1] - _ALONG[0])
     # Smoothed along the ray (sensor noise otherwise makes the steepest slope, and narrows a
     # smeared rim's width to the noise's): SMOOTH_PX in the image, by the median pit's sample step.
@@ -55,13 +86,15 @@ def rim_edge_widths(image_bgr: np.ndarray, centres_px: np.ndarray, radii_px: np.
     profiles = profiles.reshape(n, len(_ANGLES), len(_ALONG))
     slope = np.abs(np.diff(profiles, axis=2)).max(axis=2) / np.maximum(step_px, 1e-6)
     contrast = profiles.max(axis=2) - profiles.min(axis=2)
-    return np.asarray(contrast / np.maximum(slope, 1e-6))
+    return np.asarray(contrast / np.maximum(slope, 1e-6)), contrast, noise
 
 
-def rim_blur_ratio(image_bgr: np.ndarray, centres_px: np.ndarray, radii_px: np.ndarray) -> float:
-    """How much wider the pits' rim edges are along the most blurred orientation than along the
-    sharpest (1 = no direction stands out; see the module's docstring)."""
-    widths = rim_edge_widths(image_bgr, centres_px, radii_px)
+def rim_blur(image_bgr: np.ndarray, centres_px: np.ndarray, radii_px: np.ndarray) -> RimBlur:
+    """The blur of the pits' rims at ``centres_px`` with ``radii_px`` in ``image_bgr`` (see the
+    module's docstring)."""
+    widths, contrast, noise = _rim_edges(image_bgr, centres_px, radii_px)
     half = len(_ANGLES) // 2
     by_orientation = np.median(np.concatenate([widths[:, :half], widths[:, half:]]), axis=0)
-    return float(by_orientation.max() / max(float(by_orientation.min()), 1e-6))
+    clear = contrast > MIN_CONTRAST_OF_NOISE * noise
+    width = float(np.median(widths[clear])) if int(clear.sum()) >= MIN_CLEAR_RAYS else float("nan")
+    return RimBlur(ratio=float(by_orientation.max() / max(float(by_orientation.min()), 1e-6)), width_px=width)

@@ -14,7 +14,7 @@ import cv2
 import numpy as np
 
 from omweso_cam.observation import NO_BOARD, OCCLUDED, STABLE, UNREADABLE, Observation, fit_total
-from omweso_cam.vision.blur import rim_blur_ratio
+from omweso_cam.vision.blur import RimBlur, rim_blur
 from omweso_cam.vision.calibration import Calibration, DriftConfig, check_drift
 from omweso_cam.vision.count import (
     CountConfig,
@@ -76,6 +76,19 @@ class ReaderConfig:
     # of 137 boards smeared under 2 px reach 1.5 and 54 of 69 smeared 8 px or more do; on 120 others
     # (6300000+) 0 of 70 and 24 of 37 (docs/vision.md, "Motion blur").
     max_rim_blur_ratio: float = 1.5
+    # A board out of focus is read worse too: on 80 scenes rendered at focus blur 0-6 px (seeds
+    # 12800001+ and 12800101+, pits of 36-105 px) 0-6 seeds were exact in 92% of pits when sharp,
+    # 79% at 2 px, 66% at 3, 46% at 4.5 and 31% at 6; pits of 100-150 px lose little below 4.5 px.
+    # Such a reading comes back marked unreliable when the rims' width (vision.blur,
+    # RimBlur.width_px) reaches max_rim_width_px and max_rim_width_of_diameter of the pits'
+    # diameter. The width in px was chosen on the first 40 scenes (the least, in 0.25 px steps,
+    # reached by at most one board blurred 1 px or less), the share on those 80 and 12 of large
+    # pits (fewest warnings on boards read within a pit of their sharp selves plus boards left
+    # unwarned though read 3 pits worse). On 40 scenes not used for either (12800201+): no board
+    # blurred 1 px or less warned of 65, 32 of 36 at 3 px, 17 of 34 at 2 px; warned boards 54%
+    # exact, the others 87% (docs/vision.md, "Focus blur").
+    max_rim_width_px: float = 6.5
+    max_rim_width_of_diameter: float = 0.10
     # A gap between pits looks foreign when its Lab distance from the surface exceeds
     # gap_foreign_distance (lightness counted half, and measured against a plane through the gaps'
     # own lightness: see _foreign_gaps); the board is "occluded" when occluded_gap_group such gaps
@@ -214,30 +227,36 @@ def _pit_axes_in_image(board: RectifiedBoard, grid: PitGrid) -> tuple[np.ndarray
     return centres, along, across
 
 
-def board_blur_ratio(image: np.ndarray, board: RectifiedBoard, grid: PitGrid) -> float:
-    """:func:`vision.blur.rim_blur_ratio` of the pits at ``grid`` in ``image``, the working camera image
+def board_rim_blur(image: np.ndarray, board: RectifiedBoard, grid: PitGrid) -> RimBlur:
+    """:func:`vision.blur.rim_blur` of the pits at ``grid`` in ``image``, the working camera image
     ``board`` was rectified from (each pit's radius: the mean of its two axes there)."""
     centres, along, across = _pit_axes_in_image(board, grid)
-    return rim_blur_ratio(image, centres, (along + across) / 2.0)
+    return rim_blur(image, centres, (along + across) / 2.0)
 
 
-#: How ``count_warnings`` begins its warning about a board smeared by motion (``evaluate`` counts them).
+#: How ``count_warnings`` begins its warnings about a board smeared by motion and one out of
+#: focus (``evaluate`` counts them).
 BLUR_WARNING = "board blurred by motion"
+FOCUS_WARNING = "board out of focus"
 
 
 def count_warnings(image: np.ndarray, board: RectifiedBoard, grid: PitGrid, config: ReaderConfig) -> list[str]:
     """Why counts read from ``board`` at ``grid`` deserve no trust (none: an empty list): pits too small
-    in the camera image (``min_pit_diameter_px``), a board smeared by motion (``max_rim_blur_ratio``).
-    ``image`` is the working camera image the board was rectified from."""
+    in the camera image (``min_pit_diameter_px``), a board smeared by motion (``max_rim_blur_ratio``)
+    or else out of focus (``max_rim_width_px``; a smear widens the rims too, and one warning is
+    enough). ``image`` is the working camera image the board was rectified from."""
     warnings = []
     diameter = pit_diameter_px(board, grid)
     if diameter < config.min_pit_diameter_px:
         warnings.append(f"board small in the image: pits about {diameter:.0f} px across, counts are unreliable "
                         f"below {config.min_pit_diameter_px:.0f} (move the camera closer or use a higher resolution)")
-    smear = board_blur_ratio(image, board, grid)
-    if smear >= config.max_rim_blur_ratio:
-        warnings.append(f"{BLUR_WARNING}: pit rims {smear:.1f} times wider one way than the other, "
+    blur = board_rim_blur(image, board, grid)
+    if blur.ratio >= config.max_rim_blur_ratio:
+        warnings.append(f"{BLUR_WARNING}: pit rims {blur.ratio:.1f} times wider one way than the other, "
                         "counts are unreliable (steady the camera, or light the board for a shorter exposure)")
+    elif blur.width_px >= max(config.max_rim_width_px, config.max_rim_width_of_diameter * diameter):
+        warnings.append(f"{FOCUS_WARNING}: pit rims about {blur.width_px:.0f} px wide, counts are unreliable "
+                        "(focus the camera on the board)")
     return warnings
 
 

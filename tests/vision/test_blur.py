@@ -1,4 +1,4 @@
-"""Motion blur measured on the pits' rims (vision.blur) and the reader's warning for it."""
+"""Motion and focus blur measured on the pits' rims (vision.blur) and the reader's warnings for them."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from omweso_cam.vision.evaluate import format_summary, score_reading, summarise
-from omweso_cam.vision.pipeline import BoardReader, board_blur_ratio
+from omweso_cam.vision.pipeline import BoardReader, board_rim_blur
 from tests.vision.drawn import Drawn, draw_board
 
 CORNERS = np.array([[150.0, 120.0], [800.0, 90.0], [860.0, 470.0], [120.0, 430.0]])
@@ -36,7 +36,7 @@ def test_rims_widen_across_the_motion_and_not_out_of_focus(drawn: Drawn) -> None
     assert reading.rectified is not None and reading.grid is not None
 
     def ratio(image: np.ndarray) -> float:
-        return board_blur_ratio(image, reading.rectified, reading.grid)
+        return board_rim_blur(image, reading.rectified, reading.grid).ratio
 
     sharp = ratio(drawn.image)
     out_of_focus = ratio(cv2.GaussianBlur(drawn.image, (0, 0), 2.5))
@@ -54,6 +54,35 @@ def test_a_board_blurred_by_motion_is_read_with_a_warning(drawn: Drawn) -> None:
     blurred = BoardReader().read(smeared(drawn.image, 13, 20))
     assert blurred.status == "ok" and blurred.counts is not None  # still read, with a warning
     assert "blurred by motion" in blurred.observation.unreliable and "steady the camera" in blurred.detail
+    assert "out of focus" not in blurred.observation.unreliable  # one warning for one blur
+
+
+def test_rims_widen_out_of_focus_whatever_the_light_and_noise(drawn: Drawn) -> None:
+    reading = BoardReader().at_corners(CORNERS, drawn.image.shape[1::-1], method="manual").read(drawn.image)
+    assert reading.rectified is not None and reading.grid is not None
+
+    def width(image: np.ndarray) -> float:
+        return board_rim_blur(image, reading.rectified, reading.grid).width_px
+
+    widths = [width(drawn.image if sigma == 0 else cv2.GaussianBlur(drawn.image, (0, 0), sigma)) for sigma in (0, 2, 4, 6)]
+    assert widths == sorted(widths) and widths[0] < 6.0 and widths[-1] > 2 * widths[0], widths
+    blurred = cv2.GaussianBlur(drawn.image, (0, 0), 5).astype(np.float32)
+    assert width((blurred * 0.5).astype(np.uint8)) == pytest.approx(width(blurred.astype(np.uint8)), rel=0.1)
+    # A faint blurred rim's steepest slope is the noise's: such rays are left out, not read as sharp.
+    faint = np.clip(blurred * 0.5 + 40 + np.random.default_rng(1).normal(0, 4, blurred.shape), 0, 255).astype(np.uint8)
+    assert width(faint) > 2 * widths[0]
+    washed_out = np.clip(blurred * 0.2 + 40 + np.random.default_rng(1).normal(0, 8, blurred.shape), 0, 255)
+    assert math.isnan(width(washed_out.astype(np.uint8)))  # no rim clear of the noise: no width, no warning
+
+
+def test_a_board_out_of_focus_is_read_with_a_warning(drawn: Drawn) -> None:
+    for sigma in (0.0, 1.0):
+        sharp = BoardReader().read(drawn.image if sigma == 0 else cv2.GaussianBlur(drawn.image, (0, 0), sigma))
+        assert sharp.status == "ok" and not sharp.observation.unreliable, (sigma, sharp.detail)
+    blurred = BoardReader().read(cv2.GaussianBlur(drawn.image, (0, 0), 3.0))
+    assert blurred.status == "ok" and blurred.counts is not None
+    assert "out of focus" in blurred.observation.unreliable and "focus the camera" in blurred.detail
+    assert "blurred by motion" not in blurred.observation.unreliable
 
 
 def test_evaluate_counts_the_boards_warned_about_apart(drawn: Drawn) -> None:
@@ -64,4 +93,4 @@ def test_evaluate_counts_the_boards_warned_about_apart(drawn: Drawn) -> None:
     summary = summarise(rows)
     assert (summary["warned_boards"], summary["warned_blurred"], summary["unwarned_boards"]) == (1, 1, 1)
     assert summary["unwarned_exact_0_6"] == rows[0]["exact_0_6"] / rows[0]["pits_0_6"]
-    assert "1/2 boards read (1 blurred)" in format_summary(summary)
+    assert "1/2 boards read (1 blurred by motion, 0 out of focus)" in format_summary(summary)
