@@ -7,7 +7,7 @@ Accuracy rows: sample_images/stills (held to its truth JSON); fresh renders in t
 renderer's default style with new scene seeds; fresh renders in its held-out
 ``unseen`` style (other woods, seed colours, light), never used for tuning.
 Warnings: how many clear boards the reader marked unreliable (pits too small in the image,
-or blurred by motion) and how well those and the others were counted.
+blurred by motion or out of focus) and how well those and the others were counted.
 Localisation scan: the markerless finder alone on renders of three styles without a hand:
 boards not found, pit lattices placed a column or row off, outlines off.
 Occlusion: renders of three styles with and without a hand, read at their true corners:
@@ -17,6 +17,8 @@ the 35 degrees of every set above), found and read as `omweso-cam read` does.
 Pit size: default-style renders at 640x360, 800x450 and 1280x720, read at their true
 corners, counting accuracy by pit diameter in the image (what "Camera placement" in the
 README rests on).
+Focus: the same scenes (three styles, no smear, pits of 36 px or more) rendered sharp and out
+of focus by 1-6 px, read at their true corners: counting accuracy and the reader's warning.
 Speed: one core (OpenCV single-threaded), 1280x720 frames, median and p95.
 """
 
@@ -34,6 +36,8 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The renderer's three styles, in the order the tables take them.
+STYLES = ("default", "unseen", "randomised")
 
 
 def _accuracy(pairs: list[tuple[np.ndarray | None, dict[str, Any]]]) -> dict[str, Any]:
@@ -101,7 +105,7 @@ def _localisation_scan(n: int, seed: int) -> list[list[object]]:
     from omweso_cam.vision.synth import Scene, render_board
 
     rows: list[list[object]] = []
-    for i, style in enumerate(("default", "unseen", "randomised")):
+    for i, style in enumerate(STYLES):
         boards = missing = lattice_off = outline_off = 0
         for k in range(n):
             rng = np.random.default_rng(seed + 10_000 * i + k)
@@ -137,7 +141,7 @@ def _occlusion(n: int, seed: int) -> list[list[object]]:
 
     reader = BoardReader()
     rows: list[list[object]] = []
-    for i, style in enumerate(("default", "unseen", "randomised")):
+    for i, style in enumerate(STYLES):
         tally = {"ok": [0, 0], "occluded": [0, 0]}  # truth -> [boards, said occluded]
         for hand in (False, True):
             for k in range(n):
@@ -169,14 +173,13 @@ def _tilted(n: int, seed: int, tilts: tuple[int, ...] = (40, 45, 50, 55)) -> lis
     from omweso_cam.vision.synth import Scene, render_board
 
     reader = BoardReader(config=ReaderConfig(board_seeds=None))
-    styles = ("default", "unseen", "randomised")
     rows: list[list[object]] = []
     for tilt in tilts:
         found = read = close = exact = pits = 0
         for k in range(n):
             rng = np.random.default_rng(seed + 1000 * tilt + k)
             counts = [4] * 8 + [0] * 16 + [4] * 8 if k % 2 == 0 else [int(c) for c in rng.integers(0, 7, 32)]
-            scene = Scene.random(rng, style=styles[k % 3], hand=False, tilt_deg=float(tilt))
+            scene = Scene.random(rng, style=STYLES[k % 3], hand=False, tilt_deg=float(tilt))
             image, truth = render_board(counts, scene=scene, rng=rng)
             reading = reader.read(image)
             if reading.corners_px is None or truth.corners_px is None:
@@ -218,6 +221,44 @@ def _by_pit_size(n: int, seed: int) -> list[list[object]]:
         tally[3] += sum(abs(a - b) <= 1 for a, b in zip(reading.counts, counts, strict=True))
     return [[f"{lo}-{hi}" if hi < 10_000 else f"{lo}+", t[0], f"{t[2] / t[1]:.1%}", f"{t[3] / t[1]:.1%}"]
             for (lo, hi), t in per_bin.items() if t[0]]
+
+
+FOCUS_LEVELS = (0.0, 1.0, 2.0, 3.0, 4.5, 6.0)
+
+
+def _by_focus(n: int, seed: int) -> list[list[object]]:
+    """Rows (focus blur sigma, boards, 0-6 exact, warned out of focus, warned at all) of ``n`` scenes each
+    rendered at every level of FOCUS_LEVELS (the same seeds and light; 0-6 seeds a pit, no smear), read
+    at their true corners by the counter alone; boards whose pits are under 36 px are left out (the
+    reader distrusts them for their size)."""
+    from omweso_cam.vision.pipeline import FOCUS_WARNING, BoardReader, ReaderConfig
+    from omweso_cam.vision.synth import Scene, render_board
+
+    reader = BoardReader(config=ReaderConfig(board_seeds=None))
+    tally = {f: [0, 0, 0, 0] for f in FOCUS_LEVELS}  # boards, exact pits, warned out of focus, warned
+    for k in range(n):
+        rng = np.random.default_rng(seed + k)
+        size = ((800, 450), (1280, 720))[k % 2]
+        counts = [int(c) for c in rng.integers(0, 7, 32)]
+        scene = Scene.random(rng, style=STYLES[k % 3], image_size_px=size, hand=False).with_(motion_blur_px=0.0)
+        state = rng.bit_generator.state
+        for focus in FOCUS_LEVELS:
+            render_rng = np.random.default_rng()
+            render_rng.bit_generator.state = state  # the same scene and seeds at every level
+            image, truth = render_board(counts, scene=scene.with_(focus_blur_px=focus), rng=render_rng)
+            if truth.corners_px is None:
+                continue
+            h, w = image.shape[:2]
+            reading = reader.at_corners(np.array(truth.corners_px), (w, h), method="manual").read(image)
+            warning = reading.observation.unreliable
+            if reading.counts is None or "small in the image" in warning:
+                continue
+            t = tally[focus]
+            t[0] += 1
+            t[1] += sum(a == b for a, b in zip(reading.counts, counts, strict=True))
+            t[2] += FOCUS_WARNING in warning
+            t[3] += bool(warning)
+    return [[f"{f:g}", t[0], f"{t[1] / (32 * t[0]):.1%}", t[2], t[3]] for f, t in tally.items() if t[0]]
 
 
 def _speed(frames: int) -> dict[str, Any]:
@@ -292,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="renders per style and hand/no hand for the occlusion table (0: none)")
     parser.add_argument("--tilt-renders", type=int, default=12,
                         help="renders per tilt for the steep-camera table (40-55 degrees; 0: none)")
+    parser.add_argument("--focus-renders", type=int, default=12,
+                        help="scenes for the focus table, each rendered at 6 levels of focus blur (0: none)")
     parser.add_argument("--speed-frames", type=int, default=60, help="frames timed for the speed rows (0: none)")
     parser.add_argument("--json", type=Path, help="also write the numbers here")
     args = parser.parse_args(argv)
@@ -320,9 +363,9 @@ def main(argv: list[str] | None = None) -> int:
                  [[name, f"{s['corners_within_half_pct']} / {s['corners_within_1pct']} of {s['boards_found']}",
                    f"{s['pit_error_max_median']:.3f}", f"{s['pits_all_within_quarter_radius']}/{s['pit_error_boards']}",
                    f"{s['ms_localise_median'] + s['ms_grid_median']:.0f}"] for name, s in results.items()])
-    _print_table(["set (the reader's warnings about its counts)", "clear boards read", "warned (of them blurred by motion)",
-                  "0-6 exact on warned boards", "0-6 exact on the others"],
-                 [[name, s["clear_read_ok"], f"{s['warned_boards']} ({s['warned_blurred']})",
+    _print_table(["set (the reader's warnings about its counts)", "clear boards read",
+                  "warned (of them blurred by motion / out of focus)", "0-6 exact on warned boards", "0-6 exact on the others"],
+                 [[name, s["clear_read_ok"], f"{s['warned_boards']} ({s['warned_blurred']} / {s['warned_out_of_focus']})",
                    f"{s['warned_exact_0_6']:.1%}", f"{s['unwarned_exact_0_6']:.1%}"] for name, s in results.items()])
     if args.scan:
         results["localisation_scan"] = _print_table(
@@ -343,6 +386,11 @@ def main(argv: list[str] | None = None) -> int:
         results["by_pit_size"] = _print_table(
             ["pit diameter in the image (px), default style, true corners", "boards", "0-6 exact", "0-6 within 1"],
             _by_pit_size(args.size_renders, args.seed + 50_000))
+    if args.focus_renders:
+        results["by_focus"] = _print_table(
+            [f"focus blur sigma (px), true corners, pits 36 px+ (seeds {args.seed + 600_000}+)", "boards", "0-6 exact",
+             "warned out of focus", "warned (any reason)"],
+            _by_focus(args.focus_renders, args.seed + 600_000))
     if args.speed_frames > 0:
         results["speed"] = _print_speed(_speed(args.speed_frames))
     if args.json:
