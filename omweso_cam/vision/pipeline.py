@@ -76,14 +76,14 @@ class ReaderConfig:
     # of 137 boards smeared under 2 px reach 1.5 and 54 of 69 smeared 8 px or more do; on 120 others
     # (6300000+) 0 of 70 and 24 of 37 (docs/vision.md, "Motion blur").
     max_rim_blur_ratio: float = 1.5
-    # A board out of focus is read worse too: on 80 scenes rendered at focus blur 0-6 px (seeds
-    # 12800001+ and 12800101+, pits of 36-105 px) 0-6 seeds were exact in 92% of pits when sharp,
+    # A board out of focus is read worse too: on 40 scenes rendered at focus blur 0-6 px (seeds
+    # 12800001+, pits of 36-105 px) 0-6 seeds were exact in 92% of pits when sharp,
     # 79% at 2 px, 66% at 3, 46% at 4.5 and 31% at 6; pits of 100-150 px lose little below 4.5 px.
     # Such a reading comes back marked unreliable when the rims' width (vision.blur,
     # RimBlur.width_px) reaches max_rim_width_px and max_rim_width_of_diameter of the pits'
-    # diameter. The width in px was chosen on the first 40 scenes (the least, in 0.25 px steps,
-    # reached by at most one board blurred 1 px or less), the share on those 80 and 12 of large
-    # pits (fewest warnings on boards read within a pit of their sharp selves plus boards left
+    # diameter. The width in px was chosen on those scenes (the least, in 0.25 px steps, reached
+    # by at most one board blurred 1 px or less), the share on them, 40 more (12800101+) and 12 of
+    # large pits (fewest warnings on boards read within a pit of their sharp selves plus boards left
     # unwarned though read 3 pits worse). On 40 scenes not used for either (12800201+): no board
     # blurred 1 px or less warned of 65, 32 of 36 at 3 px, 17 of 34 at 2 px; warned boards 54%
     # exact, the others 87% (docs/vision.md, "Focus blur").
