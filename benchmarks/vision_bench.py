@@ -231,7 +231,7 @@ def _by_focus(n: int, seed: int) -> list[list[object]]:
     rendered at every level of FOCUS_LEVELS (the same seeds and light; 0-6 seeds a pit, no smear), read
     at their true corners by the counter alone; boards whose pits are under 36 px are left out (the
     reader distrusts them for their size)."""
-    from omweso_cam.vision.pipeline import FOCUS_WARNING, BoardReader, ReaderConfig
+    from omweso_cam.vision.pipeline import FOCUS_WARNING, SMALL_WARNING, BoardReader, ReaderConfig
     from omweso_cam.vision.synth import Scene, render_board
 
     reader = BoardReader(config=ReaderConfig(board_seeds=None))
@@ -251,7 +251,7 @@ def _by_focus(n: int, seed: int) -> list[list[object]]:
             h, w = image.shape[:2]
             reading = reader.at_corners(np.array(truth.corners_px), (w, h), method="manual").read(image)
             warning = reading.observation.unreliable
-            if reading.counts is None or "small in the image" in warning:
+            if reading.counts is None or SMALL_WARNING in warning:
                 continue
             t = tally[focus]
             t[0] += 1

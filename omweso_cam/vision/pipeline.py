@@ -234,8 +234,9 @@ def board_rim_blur(image: np.ndarray, board: RectifiedBoard, grid: PitGrid) -> R
     return rim_blur(image, centres, (along + across) / 2.0)
 
 
-#: How ``count_warnings`` begins its warnings about a board smeared by motion and one out of
-#: focus (``evaluate`` counts them).
+#: How ``count_warnings`` begins its warnings about pits too small, a board smeared by motion and
+#: one out of focus (``evaluate`` and the benchmarks tell them apart).
+SMALL_WARNING = "board small in the image"
 BLUR_WARNING = "board blurred by motion"
 FOCUS_WARNING = "board out of focus"
 
@@ -248,7 +249,7 @@ def count_warnings(image: np.ndarray, board: RectifiedBoard, grid: PitGrid, conf
     warnings = []
     diameter = pit_diameter_px(board, grid)
     if diameter < config.min_pit_diameter_px:
-        warnings.append(f"board small in the image: pits about {diameter:.0f} px across, counts are unreliable "
+        warnings.append(f"{SMALL_WARNING}: pits about {diameter:.0f} px across, counts are unreliable "
                         f"below {config.min_pit_diameter_px:.0f} (move the camera closer or use a higher resolution)")
     blur = board_rim_blur(image, board, grid)
     if blur.ratio >= config.max_rim_blur_ratio:
