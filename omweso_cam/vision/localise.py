@@ -58,6 +58,11 @@ class LocaliseConfig:
     min_pit_lattice_score: float = 0.2  # the same, for the outline found from the pit lattice
     min_pits_seen_to_trust: int = 28  # a 4x8 lattice with this many pits seen as circles needs no colour contrast
     min_pits_seen: int = 16  # a lattice with fewer of its pits seen as circles is a guess, not a board
+    # The strip between the players' halves may be wider than the rows' pitch (boards made in two
+    # halves, a carved ridge): the pit lattice looks for a gap of up to max_gap_of_pitch row
+    # pitches there and models one when it is at least min_gap_of_pitch (_fit_gap).
+    max_gap_of_pitch: float = 0.7
+    min_gap_of_pitch: float = 0.1
     max_stray_circles_frac: float = 0.5  # pit-sized circles inside the lattice but off its pits, of those on them
     # The 32 pits' rims must be rounder than the ring of nodes one step beyond them by this much
     # (rim coherence: ~0.87 on pits, ~0.45-0.5 off them), and at most max_round_beyond of that
@@ -722,6 +727,20 @@ PIT_NODES: np.ndarray = np.array([(c, r) for r in range(4) for c in range(8)], n
 _BEYOND = np.array([(c, r) for r in range(-1, 5) for c in range(-1, 9) if r in (-1, 4) or c in (-1, 8)], np.float64)
 
 
+def lattice_points(lattice_to_image: np.ndarray, lattice: np.ndarray, gap: float = 0.0) -> np.ndarray:
+    """Lattice points (col, row) in the image, the strip between rows 1 and 2 widened by ``gap`` rows.
+
+    A board's two halves (rows 0-1 and 2-3) may stand further apart than its rows do; the
+    lattice is then one homography of the plane in which row ``r`` lies at
+    ``r + gap * clip(r - 1, 0, 1)``: the South half's rows and everything beyond them move by
+    ``gap``, points between the halves are spread across the wider strip.
+    """
+    pts = np.array(lattice, np.float64).reshape(-1, 2)
+    if gap:
+        pts[:, 1] += gap * np.clip(pts[:, 1] - 1.0, 0.0, 1.0)
+    return np.asarray(cv2.perspectiveTransform(pts.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2))
+
+
 def _lattice_from_blobs(blobs: np.ndarray, choose: Callable[[list[np.ndarray], float], np.ndarray] | None = None,
                         ) -> tuple[np.ndarray, bool] | None:
     """Homography lattice (col, row) -> image of the 4x8 pits among blobs, and whether columns run along u.
@@ -833,15 +852,55 @@ def _polish(lattice_to_image: np.ndarray, blobs: np.ndarray) -> np.ndarray:
     return h
 
 
+def _fit_gap(lattice_to_image: np.ndarray, blobs: np.ndarray, config: LocaliseConfig) -> tuple[np.ndarray, float]:
+    """The lattice refitted with the strip between its halves as wide as the circles say, and that gap
+    (rows; :func:`lattice_points`), or the lattice as it was and 0 when no gap of at least
+    ``min_gap_of_pitch`` fits them better.
+
+    Evenly spaced rows fitted to such a board put its inner rows three tenths of the gap, and
+    its outer rows a tenth, off their pits (and the outline's sides follow them). Every gap from
+    0 to ``max_gap_of_pitch`` (a fiftieth of a row at a time) is fitted to the circles nearest
+    the pits (each residual capped at a fifth of a pitch, so a circle on a seed costs no more
+    than a missing one), the cheapest taken, then once more on the circles nearest that
+    lattice's pits. Both halves must show circles. Measured in docs/vision.md ("Boards with a
+    gap between their halves").
+    """
+    h, gap = lattice_to_image, 0.0
+    gaps = np.arange(0.0, config.max_gap_of_pitch + 1e-9, 0.02)
+    for _ in range(2):  # the second time on the circles nearest the gapped lattice's pits
+        _, pitch, nearest, close = _nearest_circles(h, blobs, gap)
+        if close[:16].sum() < 6 or close[16:].sum() < 6:  # rows 0-1 and 2-3 (PIT_NODES order)
+            break
+        src0 = PIT_NODES[close]
+        dst = blobs[nearest[close], :2].astype(np.float64)
+        cap = (0.2 * pitch) ** 2
+        fits = []
+        for g in gaps:
+            src = src0.copy()
+            src[:, 1] += g * (src[:, 1] >= 2)
+            refit, _ = cv2.findHomography(src.astype(np.float32), dst.astype(np.float32), 0)
+            if refit is None:
+                continue
+            res = np.sum((cv2.perspectiveTransform(src.reshape(-1, 1, 2), refit).reshape(-1, 2) - dst) ** 2, axis=1)
+            fits.append((float(np.minimum(res, cap).sum()), float(g), refit))
+        if not fits:
+            break
+        _, gap, h = min(fits, key=lambda fit: fit[0])
+    if gap < config.min_gap_of_pitch:
+        return lattice_to_image, 0.0
+    return h, gap
+
+
 def _row_pitch(centres: np.ndarray) -> float:
     """The median distance between neighbouring pits along the rows of 32 pit centres (lattice order)."""
     return float(np.median(np.linalg.norm(np.diff(np.asarray(centres).reshape(4, 8, 2), axis=1), axis=2)))
 
 
-def _nearest_circles(lattice_to_image: np.ndarray, blobs: np.ndarray) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+def _nearest_circles(lattice_to_image: np.ndarray, blobs: np.ndarray,
+                     gap: float = 0.0) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
     """The lattice's 32 pit centres in the image, their pitch along the rows (median), the
     nearest circle to each pit (index into ``blobs``), and whether it lies within 0.3 pitch."""
-    centres = cv2.perspectiveTransform(PIT_NODES.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
+    centres = lattice_points(lattice_to_image, PIT_NODES, gap)
     pitch = _row_pitch(centres)
     dist = np.linalg.norm(centres[:, None] - blobs[None, :, :2], axis=2)
     nearest = np.argmin(dist, axis=1)
@@ -919,7 +978,8 @@ class _EdgeImages:
         return cls(gx, gy, lab)
 
 
-def _board_edges(images: _EdgeImages, lattice_to_image: np.ndarray, config: LocaliseConfig) -> list[float]:
+def _board_edges(images: _EdgeImages, lattice_to_image: np.ndarray, config: LocaliseConfig,
+                 gap: float = 0.0) -> list[float]:
     """How far (in pitches) beyond the pit cells' outline each side's top-face edge lies: top, right, bottom, left.
 
     Along each side's outward direction the candidate edges are the peaks of the image
@@ -932,7 +992,7 @@ def _board_edges(images: _EdgeImages, lattice_to_image: np.ndarray, config: Loca
     h, w = gx.shape
 
     def sample(lat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        pts = cv2.perspectiveTransform(lat.reshape(-1, 1, 2).astype(np.float64), lattice_to_image).reshape(-1, 2)
+        pts = lattice_points(lattice_to_image, lat, gap)
         inside = (pts[:, 0] >= 0) & (pts[:, 0] < w) & (pts[:, 1] >= 0) & (pts[:, 1] < h)
         xs = np.clip(np.rint(pts[:, 0]).astype(int), 0, w - 1)
         ys = np.clip(np.rint(pts[:, 1]).astype(int), 0, h - 1)
@@ -981,7 +1041,8 @@ def _board_edges(images: _EdgeImages, lattice_to_image: np.ndarray, config: Loca
     return sides
 
 
-def _board_outline(images: _EdgeImages, lattice_to_image: np.ndarray, config: LocaliseConfig) -> np.ndarray:
+def _board_outline(images: _EdgeImages, lattice_to_image: np.ndarray, config: LocaliseConfig,
+                   gap: float = 0.0) -> np.ndarray:
     """The board's top-face corners (lattice order: top-left, top-right, bottom-right, bottom-left of the lattice).
 
     Each side is a line fitted (RANSAC) through edge points found on profiles running
@@ -1020,12 +1081,12 @@ def _board_outline(images: _EdgeImages, lattice_to_image: np.ndarray, config: Lo
     """
     gx, gy, lab = images.gx, images.gy, images.lab
     h, w = gx.shape
-    reference = _surface_colour(lab, lattice_to_image)
+    reference = _surface_colour(lab, lattice_to_image, gap)
 
     def side_points(k: int, *, by_colour: bool = False) -> _EdgePoints:
         (a, b), outward = _SIDES[k]
         return _edge_points(gx, gy, lab, reference, lattice_to_image, np.array(a), np.array(b), np.array(outward),
-                            config, by_colour=by_colour)
+                            config, by_colour=by_colour, gap=gap)
 
     points = [side_points(k) for k in range(4)]
     bowed = _lens_lining_up(points, (w, h), config)
@@ -1049,34 +1110,34 @@ def _board_outline(images: _EdgeImages, lattice_to_image: np.ndarray, config: Lo
         line = None if pick is None else pick.edge
         if line is None:
             if fallback is None:
-                fallback = _board_edges(images, lattice_to_image, config)
+                fallback = _board_edges(images, lattice_to_image, config, gap)
             off = fallback[k]
             opposite = chosen[(k + 2) % 4]
             if (opposite is not None
                     and abs(off - opposite.depth_of_pitch) > config.max_fallback_margin_difference_of_pitch):
                 off = opposite.depth_of_pitch
             ends = np.array([np.array(a) + off * np.array(outward), np.array(b) + off * np.array(outward)])
-            img = cv2.perspectiveTransform(ends.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
+            img = lattice_points(lattice_to_image, ends, gap)
             line = _Edge.line(img[0], img[1])
         lines.append(line)
     lens = _plumb_line_lens([line.points for line in lines], (w, h), config)
     corners = _corners_of(lines, lens)
     if corners is None:
-        return _outline_from_offsets(lattice_to_image, _board_edges(images, lattice_to_image, config))
+        return _outline_from_offsets(lattice_to_image, _board_edges(images, lattice_to_image, config, gap), gap)
     return corners
 
 
-def _outline_from_offsets(lattice_to_image: np.ndarray, sides: list[float]) -> np.ndarray:
+def _outline_from_offsets(lattice_to_image: np.ndarray, sides: list[float], gap: float = 0.0) -> np.ndarray:
     top, right, bottom, left = sides
     corners_lat = np.array([[-0.5 - left, -0.5 - top], [7.5 + right, -0.5 - top], [7.5 + right, 3.5 + bottom],
                             [-0.5 - left, 3.5 + bottom]], np.float64)
-    return np.asarray(cv2.perspectiveTransform(corners_lat.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2))
+    return lattice_points(lattice_to_image, corners_lat, gap)
 
 
-def _surface_colour(lab: np.ndarray, lattice_to_image: np.ndarray) -> np.ndarray:
+def _surface_colour(lab: np.ndarray, lattice_to_image: np.ndarray, gap: float = 0.0) -> np.ndarray:
     """Median Lab colour of the board's surface at the points between four pits."""
     between = np.array([(c + 0.5, r + 0.5) for r in range(3) for c in range(7)], np.float64)
-    pts = cv2.perspectiveTransform(between.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
+    pts = lattice_points(lattice_to_image, between, gap)
     h, w = lab.shape[:2]
     xs = np.clip(np.rint(pts[:, 0]).astype(int), 0, w - 1)
     ys = np.clip(np.rint(pts[:, 1]).astype(int), 0, h - 1)
@@ -1085,7 +1146,7 @@ def _surface_colour(lab: np.ndarray, lattice_to_image: np.ndarray) -> np.ndarray
 
 def _edge_points(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.ndarray, lattice_to_image: np.ndarray,
                  a: np.ndarray, b: np.ndarray, outward: np.ndarray, config: LocaliseConfig, *,
-                 by_colour: bool = False) -> _EdgePoints:
+                 by_colour: bool = False, gap: float = 0.0) -> _EdgePoints:
     """The points on one side's profiles where an edge has the surface's colour inside and another
     colour outside: peaks of the grey level's gradient across the side, or with ``by_colour`` of
     the larger of it and the Lab colour's gradient."""
@@ -1094,7 +1155,7 @@ def _edge_points(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.
     offsets = np.arange(-0.15, config.max_margin_of_pitch + 1e-9, step)
     ts = np.linspace(0.06, 0.94, config.profiles_per_side)
     lat = a[None, None] + ts[:, None, None] * (b - a)[None, None] + offsets[None, :, None] * outward[None, None]
-    pts = cv2.perspectiveTransform(lat.reshape(-1, 1, 2), lattice_to_image).reshape(len(ts), len(offsets), 2)
+    pts = lattice_points(lattice_to_image, lat, gap).reshape(len(ts), len(offsets), 2)
     normal = np.gradient(pts, axis=1)
     normal /= np.linalg.norm(normal, axis=2, keepdims=True) + 1e-9
     mx, my = pts[..., 0].astype(np.float32), pts[..., 1].astype(np.float32)
@@ -1505,7 +1566,11 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
             radius = config.disc_radius_of_pitch * _nearest_circles(lattice_to_image, blobs)[1]
         elif not pits_stop(lattice_to_image, _pit_radius(lattice_to_image, blobs)):
             continue
-        corners = _board_outline(images, lattice_to_image, config)
+        # The lattice is believed on evenly spaced rows; its pits and outline follow the halves.
+        lattice_to_image, gap = _fit_gap(lattice_to_image, blobs, config)
+        if gap:
+            centres = lattice_points(lattice_to_image, PIT_NODES, gap)
+        corners = _board_outline(images, lattice_to_image, config, gap)
         # The lattice knows which sides are long (its rows of 8 run along them).
         if _signed_area(corners) < 0:
             corners = corners[::-1].copy()  # a mirrored lattice: clockwise again, a long side still first

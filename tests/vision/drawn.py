@@ -32,11 +32,15 @@ def draw_board(
     seed_bgr: tuple[int, int, int] = (60, 60, 55),
     table_bgr: tuple[int, int, int] = (150, 160, 150),
     noise: float = 4.0,
+    gap_rows: float = 0.0,
 ) -> Drawn:
-    """Draw a board holding ``counts`` (32, image order) on a table, seen through a homography."""
+    """Draw a board holding ``counts`` (32, image order) on a table, seen through a homography.
+
+    ``gap_rows``: the strip between the two halves (rows 0-1 and 2-3) this many row pitches wider.
+    """
     bw, bh = 800, 400
     margin_x, margin_y = 24, 24
-    pitch_x, pitch_y = (bw - 2 * margin_x) / 8, (bh - 2 * margin_y) / 4
+    pitch_x, pitch_y = (bw - 2 * margin_x) / 8, (bh - 2 * margin_y) / (4 + gap_rows)
     radius = 0.4 * min(pitch_x, pitch_y)
     seed_r = radius * 0.26
     board = np.empty((bh, bw, 3), np.uint8)
@@ -47,7 +51,7 @@ def draw_board(
     centers = []
     for i, n in enumerate(counts):
         cx = margin_x + (i % 8 + 0.5) * pitch_x
-        cy = margin_y + (i // 8 + 0.5) * pitch_y
+        cy = margin_y + (i // 8 + 0.5 + (gap_rows if i // 8 >= 2 else 0.0)) * pitch_y
         centers.append((cx, cy))
         cv2.circle(board, (round(cx), round(cy)), round(radius), bowl_bgr, -1, cv2.LINE_AA)
         placed: list[tuple[float, float]] = []
