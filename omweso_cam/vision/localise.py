@@ -735,10 +735,17 @@ def lattice_points(lattice_to_image: np.ndarray, lattice: np.ndarray, gap: float
     ``r + gap * clip(r - 1, 0, 1)``: the South half's rows and everything beyond them move by
     ``gap``, points between the halves are spread across the wider strip.
     """
+    pts = _widened(lattice, gap)
+    return np.asarray(cv2.perspectiveTransform(pts.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2))
+
+
+def _widened(lattice: np.ndarray, gap: float) -> np.ndarray:
+    """Lattice points (col, row) in the plane of a lattice whose halves stand ``gap`` rows further
+    apart (:func:`lattice_points`)."""
     pts = np.array(lattice, np.float64).reshape(-1, 2)
     if gap:
         pts[:, 1] += gap * np.clip(pts[:, 1] - 1.0, 0.0, 1.0)
-    return np.asarray(cv2.perspectiveTransform(pts.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2))
+    return pts
 
 
 def _lattice_from_blobs(blobs: np.ndarray, choose: Callable[[list[np.ndarray], float], np.ndarray] | None = None,
@@ -876,8 +883,7 @@ def _fit_gap(lattice_to_image: np.ndarray, blobs: np.ndarray, config: LocaliseCo
         cap = (0.2 * pitch) ** 2
         fits = []
         for g in gaps:
-            src = src0.copy()
-            src[:, 1] += g * (src[:, 1] >= 2)
+            src = _widened(src0, float(g))
             refit, _ = cv2.findHomography(src.astype(np.float32), dst.astype(np.float32), 0)
             if refit is None:
                 continue
@@ -998,11 +1004,7 @@ def _board_edges(images: _EdgeImages, lattice_to_image: np.ndarray, config: Loca
         ys = np.clip(np.rint(pts[:, 1]).astype(int), 0, h - 1)
         return pts, np.stack([xs, ys], axis=1), inside
 
-    # The board's surface: the points between four pits.
-    between = np.array([(c + 0.5, r + 0.5) for r in range(3) for c in range(7)], np.float64)
-    _, idx, _ = sample(between)
-    surface = lab[idx[:, 1], idx[:, 0]]
-    reference = np.median(surface, axis=0)
+    reference = _surface_colour(lab, lattice_to_image, gap)
     like_board = config.min_surface_contrast
 
     step = config.edge_step_of_pitch
