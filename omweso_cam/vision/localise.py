@@ -1619,9 +1619,11 @@ def rim_coherence(gx: np.ndarray, gy: np.ndarray, lattice_to_image: np.ndarray, 
 
 
 def rim_sectors(gx: np.ndarray, gy: np.ndarray, lattice_to_image: np.ndarray, nodes: np.ndarray,
-                radius: float) -> tuple[np.ndarray, np.ndarray]:
-    """Two (nodes, 8) arrays: per node and sector of its ring, the share of the gradient's energy
-    along the radius, and the gradient's energy (its mean square).
+                radius: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Three (nodes, 8) arrays: per node and sector of its ring, the share of the gradient's energy
+    along the radius, the gradient's energy (its mean square), and how much the gradient keeps one
+    direction (the coherence of its structure tensor: 1 along a straight edge, whichever way it
+    runs; near 0 over seeds or noise, whose edges point every way).
 
     ``radius`` is the pit radius at the lattice's middle (image px); perspective scales it
     by the local pitch.
@@ -1645,7 +1647,11 @@ def rim_sectors(gx: np.ndarray, gy: np.ndarray, lattice_to_image: np.ndarray, no
     sectors = (len(nodes), len(_RING_RADII), _RING_SECTORS, -1)
     energy = (g1 * g1 + g2 * g2).reshape(sectors).sum(axis=(1, 3))
     along = (radial * radial).reshape(sectors).sum(axis=(1, 3))
-    return along / np.maximum(energy, 1e-6), energy / (len(_RING_RADII) * len(_RING_ANGLES) // _RING_SECTORS)
+    xx_yy = (g1 * g1 - g2 * g2).reshape(sectors).sum(axis=(1, 3))
+    xy = (g1 * g2).reshape(sectors).sum(axis=(1, 3))
+    coherence = np.sqrt(xx_yy * xx_yy + 4.0 * xy * xy) / np.maximum(energy, 1e-6)
+    samples = len(_RING_RADII) * len(_RING_ANGLES) // _RING_SECTORS
+    return along / np.maximum(energy, 1e-6), energy / samples, coherence
 
 
 def _pits_seen(lattice_to_image: np.ndarray, blobs: np.ndarray,

@@ -123,6 +123,14 @@ class ReaderConfig:
     # condition 0.5 called four (docs/vision.md, "Pits a hand hides").
     hidden_rim_ratio: float = 0.5
     occluded_pit_group: int = 2
+    # ... or whose ring's least radial half is crossed by a straight edge: the gradient in those
+    # sectors keeps one direction (structure-tensor coherence at least this; seeds heaped over a
+    # rim point every way). A contrasty hand (light skin on dark wood) puts more energy in the
+    # ring than a bare rim, which the energy condition took for seeds. 0.65: the smallest of
+    # 0.6-0.95 that called no more clear boards or boards of heaps occluded on renders read at
+    # their true corners (seeds 15000001+, 15100001+); hands seen 103 -> 106 of 141 there.
+    # Not for a single smooth pit (below). See docs/vision.md, "Pits a hand hides".
+    hidden_edge_coherence: float = 0.65
     # One hidden pit is enough when its ring is smooth: under this share of the median pit's
     # gradient energy (a hand over a single pit; seeds and grain leave edges). See docs/vision.md,
     # "Pits a hand hides".
@@ -415,7 +423,8 @@ class BoardReader:
         group = _largest_group(foreign, _GAP_NEIGHBOURS)
         if group >= self.config.occluded_gap_group and self._rims_kept(rims, foreign):
             group = _largest_group(foreign & ~shaded, _GAP_NEIGHBOURS)  # a shadow, not a hand (unless other gaps say so)
-        hidden = _largest_group(rims.hidden(self.config.hidden_rim_ratio), _PIT_NEIGHBOURS)
+        hidden = _largest_group(rims.hidden(self.config.hidden_rim_ratio, edge_coherence=self.config.hidden_edge_coherence),
+                                _PIT_NEIGHBOURS)
         smooth = int(rims.hidden(self.config.hidden_rim_ratio, self.config.smooth_rim_energy_ratio).sum())
         if group >= self.config.occluded_gap_group or hidden >= self.config.occluded_pit_group or smooth:
             if fresh_grid:
@@ -567,24 +576,29 @@ class BoardReader:
 @dataclass(frozen=True)
 class _Rims:
     """The 32 pits' rims on the rectified board: per pit and sector of its ring (localise.rim_sectors),
-    the share of the gradient's energy along the radius, and the energy."""
+    the share of the gradient's energy along the radius, the energy, and the gradient's coherence."""
 
     radial: np.ndarray  # (32, 8)
     energy: np.ndarray  # (32, 8)
+    coherence: np.ndarray  # (32, 8)
 
     @classmethod
     def of(cls, rectified: np.ndarray, grid: PitGrid) -> _Rims:
         gx, gy = image_gradients(cv2.cvtColor(rectified, cv2.COLOR_BGR2GRAY))
         lattice_to_board, _ = cv2.findHomography(PIT_NODES, grid.centers_px)
-        radial, energy = rim_sectors(gx, gy, lattice_to_board, PIT_NODES, grid.radius_px)
-        return cls(radial, energy)
+        return cls(*rim_sectors(gx, gy, lattice_to_board, PIT_NODES, grid.radius_px))
 
-    def hidden(self, ratio: float, energy_ratio: float = 1.0) -> np.ndarray:
+    def hidden(self, ratio: float, energy_ratio: float = 1.0, edge_coherence: float | None = None) -> np.ndarray:
         """Pits whose rim is hidden (see ``ReaderConfig.hidden_rim_ratio``) and whose ring holds
-        less than ``energy_ratio`` of the median pit's gradient energy: (32,) bool."""
-        least = np.sort(self.radial, axis=1)[:, : self.radial.shape[1] // 2].mean(axis=1)
+        less than ``energy_ratio`` of the median pit's gradient energy or, with ``edge_coherence``,
+        whose least radial sectors show a straight edge at least that coherent: (32,) bool."""
+        least_sectors = np.argsort(self.radial, axis=1)[:, : self.radial.shape[1] // 2]
+        least = np.take_along_axis(self.radial, least_sectors, axis=1).mean(axis=1)
         energy = self.energy.mean(axis=1)
-        return np.asarray((least < ratio * np.median(least)) & (energy < energy_ratio * np.median(energy)))
+        covered = energy < energy_ratio * np.median(energy)
+        if edge_coherence is not None:
+            covered |= np.take_along_axis(self.coherence, least_sectors, axis=1).mean(axis=1) >= edge_coherence
+        return np.asarray((least < ratio * np.median(least)) & covered)
 
 
 def _lab_and_shares(bgr: np.ndarray) -> np.ndarray:

@@ -382,6 +382,26 @@ def test_rim_coherence_tells_pits_from_the_margin_and_the_board_edge() -> None:
     assert np.median(off_pits) < 0.6 and off_pits.max() < on_pits.min()
 
 
+def test_rim_sectors_coherence_is_high_along_a_straight_edge_and_low_over_scattered_seeds() -> None:
+    from omweso_cam.vision.localise import image_gradients, rim_sectors
+
+    # A ring of radius 20 px at (60, 60): crossed by the straight edge of a light square in one
+    # image, over dark seed-sized dots scattered on mid grey in the other.
+    edge = np.full((120, 120), 60, np.uint8)
+    edge[:, 70:] = 200
+    dots = np.full((120, 120), 128, np.uint8)
+    rng = np.random.default_rng(5)
+    for x, y in rng.uniform(30, 90, (60, 2)):
+        cv2.circle(dots, (round(x), round(y)), 3, 40, -1, cv2.LINE_AA)
+    node = np.array([[0.0, 0.0]])
+    lattice_to_image = np.array([[50.0, 0.0, 60.0], [0.0, 50.0, 60.0], [0.0, 0.0, 1.0]])
+    crossed = rim_sectors(*image_gradients(cv2.GaussianBlur(edge, (5, 5), 0)), lattice_to_image, node, 20.0)
+    scattered = rim_sectors(*image_gradients(dots), lattice_to_image, node, 20.0)
+    on_edge = crossed[1][0] > 0.1 * crossed[1][0].max()  # the sectors the edge passes through
+    assert on_edge.sum() >= 2 and crossed[2][0][on_edge].min() > 0.9
+    assert np.median(scattered[2][0]) < 0.6
+
+
 @pytest.mark.parametrize(("style", "seed", "kind"), [
     ("unseen", 900_018, "heaped"),  # the circle finder misses the shaded end column: the lattice slid onto the margin
     ("unseen", 500_022, "mid-game"),  # circles on the board's far edge outnumbered a column of pits
