@@ -1619,11 +1619,13 @@ def rim_coherence(gx: np.ndarray, gy: np.ndarray, lattice_to_image: np.ndarray, 
 
 
 def rim_sectors(gx: np.ndarray, gy: np.ndarray, lattice_to_image: np.ndarray, nodes: np.ndarray,
-                radius: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Three (nodes, 8) arrays: per node and sector of its ring, the share of the gradient's energy
-    along the radius, the gradient's energy (its mean square), and how much the gradient keeps one
-    direction (the coherence of its structure tensor: 1 along a straight edge, whichever way it
-    runs; near 0 over seeds or noise, whose edges point every way).
+                radius: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Four (nodes, 8) arrays: per node and sector of its ring, the share of the gradient's energy
+    along the radius, the gradient's energy (its mean square), how much the gradient keeps one
+    orientation (the coherence of its structure tensor: 1 along straight edges, whichever way they
+    run; near 0 over seeds or noise, whose edges point every way), and how much it keeps one
+    direction (the length of its mean over its mean length: 1 across a single edge, low across
+    stripes such as wood grain, whose edges alternate light-dark and dark-light).
 
     ``radius`` is the pit radius at the lattice's middle (image px); perspective scales it
     by the local pitch.
@@ -1650,8 +1652,10 @@ def rim_sectors(gx: np.ndarray, gy: np.ndarray, lattice_to_image: np.ndarray, no
     xx_yy = (g1 * g1 - g2 * g2).reshape(sectors).sum(axis=(1, 3))
     xy = (g1 * g2).reshape(sectors).sum(axis=(1, 3))
     coherence = np.sqrt(xx_yy * xx_yy + 4.0 * xy * xy) / np.maximum(energy, 1e-6)
+    mean_x, mean_y = g1.reshape(sectors).sum(axis=(1, 3)), g2.reshape(sectors).sum(axis=(1, 3))
+    one_way = np.hypot(mean_x, mean_y) / np.maximum(np.hypot(g1, g2).reshape(sectors).sum(axis=(1, 3)), 1e-6)
     samples = len(_RING_RADII) * len(_RING_ANGLES) // _RING_SECTORS
-    return along / np.maximum(energy, 1e-6), energy / samples, coherence
+    return along / np.maximum(energy, 1e-6), energy / samples, coherence, one_way
 
 
 def _pits_seen(lattice_to_image: np.ndarray, blobs: np.ndarray,

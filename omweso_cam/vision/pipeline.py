@@ -131,6 +131,7 @@ class ReaderConfig:
     # their true corners (seeds 15000001+, 15100001+); hands seen 103 -> 106 of 141 there.
     # Not for a single smooth pit (below). See docs/vision.md, "Pits a hand hides".
     hidden_edge_coherence: float = 0.65
+    hidden_edge_one_way: float = 0.5
     # One hidden pit is enough when its ring is smooth: under this share of the median pit's
     # gradient energy (a hand over a single pit; seeds and grain leave edges). See docs/vision.md,
     # "Pits a hand hides".
@@ -423,8 +424,8 @@ class BoardReader:
         group = _largest_group(foreign, _GAP_NEIGHBOURS)
         if group >= self.config.occluded_gap_group and self._rims_kept(rims, foreign):
             group = _largest_group(foreign & ~shaded, _GAP_NEIGHBOURS)  # a shadow, not a hand (unless other gaps say so)
-        hidden = _largest_group(rims.hidden(self.config.hidden_rim_ratio, edge_coherence=self.config.hidden_edge_coherence),
-                                _PIT_NEIGHBOURS)
+        edge = (self.config.hidden_edge_coherence, self.config.hidden_edge_one_way)
+        hidden = _largest_group(rims.hidden(self.config.hidden_rim_ratio, edge=edge), _PIT_NEIGHBOURS)
         smooth = int(rims.hidden(self.config.hidden_rim_ratio, self.config.smooth_rim_energy_ratio).sum())
         if group >= self.config.occluded_gap_group or hidden >= self.config.occluded_pit_group or smooth:
             if fresh_grid:
@@ -581,6 +582,7 @@ class _Rims:
     radial: np.ndarray  # (32, 8)
     energy: np.ndarray  # (32, 8)
     coherence: np.ndarray  # (32, 8)
+    one_way: np.ndarray  # (32, 8)
 
     @classmethod
     def of(cls, rectified: np.ndarray, grid: PitGrid) -> _Rims:
@@ -588,16 +590,21 @@ class _Rims:
         lattice_to_board, _ = cv2.findHomography(PIT_NODES, grid.centers_px)
         return cls(*rim_sectors(gx, gy, lattice_to_board, PIT_NODES, grid.radius_px))
 
-    def hidden(self, ratio: float, energy_ratio: float = 1.0, edge_coherence: float | None = None) -> np.ndarray:
+    def hidden(self, ratio: float, energy_ratio: float = 1.0, edge: tuple[float, float] | None = None) -> np.ndarray:
         """Pits whose rim is hidden (see ``ReaderConfig.hidden_rim_ratio``) and whose ring holds
-        less than ``energy_ratio`` of the median pit's gradient energy or, with ``edge_coherence``,
-        whose least radial sectors show a straight edge at least that coherent: (32,) bool."""
+        less than ``energy_ratio`` of the median pit's gradient energy or, with ``edge`` (coherence,
+        one way), whose least radial sectors show a single straight edge: their gradient at least
+        that coherent and that much one way, on average: (32,) bool."""
         least_sectors = np.argsort(self.radial, axis=1)[:, : self.radial.shape[1] // 2]
-        least = np.take_along_axis(self.radial, least_sectors, axis=1).mean(axis=1)
+
+        def least_mean(values: np.ndarray) -> np.ndarray:
+            return np.asarray(np.take_along_axis(values, least_sectors, axis=1).mean(axis=1))
+
+        least = least_mean(self.radial)
         energy = self.energy.mean(axis=1)
         covered = energy < energy_ratio * np.median(energy)
-        if edge_coherence is not None:
-            covered |= np.take_along_axis(self.coherence, least_sectors, axis=1).mean(axis=1) >= edge_coherence
+        if edge is not None:
+            covered |= (least_mean(self.coherence) >= edge[0]) & (least_mean(self.one_way) >= edge[1])
         return np.asarray((least < ratio * np.median(least)) & covered)
 
 

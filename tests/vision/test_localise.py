@@ -382,24 +382,31 @@ def test_rim_coherence_tells_pits_from_the_margin_and_the_board_edge() -> None:
     assert np.median(off_pits) < 0.6 and off_pits.max() < on_pits.min()
 
 
-def test_rim_sectors_coherence_is_high_along_a_straight_edge_and_low_over_scattered_seeds() -> None:
+def test_rim_sectors_tell_one_straight_edge_from_scattered_seeds_and_from_stripes() -> None:
     from omweso_cam.vision.localise import image_gradients, rim_sectors
 
-    # A ring of radius 20 px at (60, 60): crossed by the straight edge of a light square in one
-    # image, over dark seed-sized dots scattered on mid grey in the other.
+    # A ring of radius 20 px at (60, 60): crossed by the straight edge of a light square; over
+    # dark seed-sized dots scattered on mid grey; over dark and light stripes (wood grain).
     edge = np.full((120, 120), 60, np.uint8)
     edge[:, 70:] = 200
     dots = np.full((120, 120), 128, np.uint8)
     rng = np.random.default_rng(5)
     for x, y in rng.uniform(30, 90, (60, 2)):
         cv2.circle(dots, (round(x), round(y)), 3, 40, -1, cv2.LINE_AA)
+    stripes = (128 + 60 * np.sign(np.sin(np.arange(120) * 2 * np.pi / 9.0)))[None, :].repeat(120, axis=0).astype(np.uint8)
     node = np.array([[0.0, 0.0]])
     lattice_to_image = np.array([[50.0, 0.0, 60.0], [0.0, 50.0, 60.0], [0.0, 0.0, 1.0]])
-    crossed = rim_sectors(*image_gradients(cv2.GaussianBlur(edge, (5, 5), 0)), lattice_to_image, node, 20.0)
-    scattered = rim_sectors(*image_gradients(dots), lattice_to_image, node, 20.0)
-    on_edge = crossed[1][0] > 0.1 * crossed[1][0].max()  # the sectors the edge passes through
-    assert on_edge.sum() >= 2 and crossed[2][0][on_edge].min() > 0.9
-    assert np.median(scattered[2][0]) < 0.6
+
+    def sectors(image: np.ndarray) -> tuple[np.ndarray, ...]:
+        return tuple(a[0] for a in rim_sectors(*image_gradients(cv2.GaussianBlur(image, (5, 5), 0)),
+                                               lattice_to_image, node, 20.0))
+
+    _, energy, coherence, one_way = sectors(edge)
+    on_edge = energy > 0.1 * energy.max()  # the sectors the edge passes through
+    assert on_edge.sum() >= 2 and coherence[on_edge].min() > 0.9 and one_way[on_edge].min() > 0.9
+    assert np.median(sectors(dots)[2]) < 0.6  # seeds' edges point every way
+    _, _, coherence, one_way = sectors(stripes)
+    assert np.median(coherence) > 0.9 and np.median(one_way) < 0.4  # grain: one orientation, both signs
 
 
 @pytest.mark.parametrize(("style", "seed", "kind"), [
