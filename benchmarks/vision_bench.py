@@ -301,16 +301,18 @@ def _speed(frames: int) -> dict[str, Any]:
     return result | {"stability_median_ms": statistics.median(stab), "stability_p95_ms": float(np.percentile(stab, 95))}
 
 
-def _row(name: str, s: dict[str, Any]) -> str:
-    def pct(v: float) -> str:
-        return "n/a" if v != v else f"{v:.1%}"
+def _pct(v: float) -> str:
+    """A share as a percentage, "n/a" for none of none (NaN)."""
+    return "n/a" if v != v else f"{v:.1%}"
 
+
+def _row(name: str, s: dict[str, Any]) -> str:
     return (f"| {name} | {s['images']} | {s['boards_found']}/{s['boards']} | "
             f"{s['corners_within_1pct']}/{s['boards_found']} ({s['corner_error_median']:.4f}) | "
             f"{s['no_board_said']}/{s['no_board_images']} | {s['occluded_said']}/{s['occluded_images']} | "
             f"{s['clear_read_ok']}/{s['clear_images']} | {s['boards_exact']}/{s['boards_scored']} | "
-            f"{pct(s['exact_0_6'])} / {pct(s['within1_0_6'])} | {pct(s['exact_7_12'])} / {pct(s['within1_7_12'])} | "
-            f"{pct(s['exact_13_64'])} / {pct(s['within1_13_64'])} | {s['ms_total_median']:.0f} / {s['ms_total_p95']:.0f} |")
+            f"{_pct(s['exact_0_6'])} / {_pct(s['within1_0_6'])} | {_pct(s['exact_7_12'])} / {_pct(s['within1_7_12'])} | "
+            f"{_pct(s['exact_13_64'])} / {_pct(s['within1_13_64'])} | {s['ms_total_median']:.0f} / {s['ms_total_p95']:.0f} |")
 
 
 def _print_table(header: list[str], rows: list[list[object]]) -> list[list[object]]:
@@ -366,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
     _print_table(["set (the reader's warnings about its counts)", "clear boards read",
                   "warned (of them blurred by motion / out of focus)", "0-6 exact on warned boards", "0-6 exact on the others"],
                  [[name, s["clear_read_ok"], f"{s['warned_boards']} ({s['warned_blurred']} / {s['warned_out_of_focus']})",
-                   f"{s['warned_exact_0_6']:.1%}", f"{s['unwarned_exact_0_6']:.1%}"] for name, s in results.items()])
+                   _pct(s["warned_exact_0_6"]), _pct(s["unwarned_exact_0_6"])] for name, s in results.items()])
     if args.scan:
         results["localisation_scan"] = _print_table(
             [f"localisation scan (no hand, seeds {args.seed + 200_000}+)", "boards", "not found",
