@@ -123,13 +123,16 @@ class ReaderConfig:
     # condition 0.5 called four (docs/vision.md, "Pits a hand hides").
     hidden_rim_ratio: float = 0.5
     occluded_pit_group: int = 2
-    # ... or whose ring's least radial half is crossed by a straight edge: the gradient in those
-    # sectors keeps one direction (structure-tensor coherence at least this; seeds heaped over a
-    # rim point every way). A contrasty hand (light skin on dark wood) puts more energy in the
-    # ring than a bare rim, which the energy condition took for seeds. 0.65: the smallest of
-    # 0.6-0.95 that called no more clear boards or boards of heaps occluded on renders read at
-    # their true corners (seeds 15000001+, 15100001+); hands seen 103 -> 106 of 141 there.
-    # Not for a single smooth pit (below). See docs/vision.md, "Pits a hand hides".
+    # ... or whose ring's least radial half is crossed by one straight edge, as a hand's outline
+    # crosses it: the gradient in those sectors keeps one orientation (structure-tensor coherence
+    # at least hidden_edge_coherence; seeds heaped over a rim point every way) and one sign (its
+    # mean at least hidden_edge_one_way of its mean length; wood grain's stripes alternate). A
+    # contrasty hand (light skin on dark wood) puts more energy in the ring than a bare rim, which
+    # the energy condition took for seeds. 0.65: the smallest of 0.6-0.95 that called no more
+    # clear boards or boards of heaps occluded on renders read at their true corners (seeds
+    # 15000001+, 15100001+; hands seen 103 -> 106 of 141 there); 0.5: midway between a grain
+    # board that 0.65 alone called occluded (0.21, 0.34) and those hands (0.66-0.98). Not for a
+    # single smooth pit (below). See docs/vision.md, "Pits a hand hides".
     hidden_edge_coherence: float = 0.65
     hidden_edge_one_way: float = 0.5
     # One hidden pit is enough when its ring is smooth: under this share of the median pit's
@@ -577,7 +580,8 @@ class BoardReader:
 @dataclass(frozen=True)
 class _Rims:
     """The 32 pits' rims on the rectified board: per pit and sector of its ring (localise.rim_sectors),
-    the share of the gradient's energy along the radius, the energy, and the gradient's coherence."""
+    the share of the gradient's energy along the radius, the energy, the gradient's coherence and how
+    much it points one way."""
 
     radial: np.ndarray  # (32, 8)
     energy: np.ndarray  # (32, 8)

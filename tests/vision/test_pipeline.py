@@ -301,7 +301,7 @@ def test_a_contrasty_arm_over_a_row_of_pits_is_an_occlusion_by_the_straight_edge
     # Renders (from the set the rule was chosen on) where a light arm lies over an edge column or
     # the near row of a dark board, off the gaps the colour test looks at: the pits' rims are hidden,
     # but the arm's outline puts more energy in their rings than a bare rim has, so the energy
-    # condition took them for heaps. The arm's edge is straight across those sectors; seeds are not.
+    # condition took them for heaps. The arm's edge is one straight edge across those sectors; seeds are not.
     from omweso_cam.vision.synth import Scene, render_board
 
     rng = np.random.default_rng(seed)
