@@ -13,7 +13,13 @@ from omweso_cam.vision.calibration import Calibration
 from omweso_cam.vision.count import CountConfig, PitCounts, count_crops, fit_seed_model, pit_crops
 from omweso_cam.vision.draw import annotate
 from omweso_cam.vision.grid import fit_grid
-from omweso_cam.vision.pipeline import BoardReader, ReaderConfig, load_image, pit_diameter_px
+from omweso_cam.vision.pipeline import (
+    BoardReader,
+    ReaderConfig,
+    Reading,
+    load_image,
+    pit_diameter_px,
+)
 from omweso_cam.vision.rectify import rectify
 from tests.vision.drawn import draw_board
 
@@ -276,22 +282,31 @@ def test_heaps_spilling_over_their_rims_are_no_occlusion(seed: int) -> None:
     assert reading.status == "ok"
 
 
-@pytest.mark.parametrize(("seed", "style"), [(6_105_022, "default"), (6_125_008, "randomised")])
-def test_a_hand_over_a_single_pit_is_an_occlusion_by_the_smooth_ring_it_leaves(seed: int, style: str) -> None:
-    # Renders where a hand covers one pit (and no gap the colour test sees): one hidden rim is not
-    # enough for the rule of two, but the hand leaves that pit's ring smooth (about a tenth of the
-    # median pit's gradient energy), where a heap over a rim leaves edges.
+def _hand_render(seed: int, style: str) -> tuple[np.ndarray, np.ndarray]:
+    """A render of a board of 0-7 seeds a pit with a hand over it (the truth says so), and its corners."""
     from omweso_cam.vision.synth import Scene, render_board
 
     rng = np.random.default_rng(seed)
     counts = [int(c) for c in rng.integers(0, 8, 32)]
     image, truth = render_board(counts, scene=Scene.random(rng, style=style, hand=True), rng=rng)
     assert truth.status == "occluded"
+    return image, np.asarray(truth.corners_px)
+
+
+def _read_at(image: np.ndarray, corners: np.ndarray, config: ReaderConfig | None = None) -> Reading:
+    """``image`` read at the given corners, so only the occlusion test and the counter decide."""
     h, w = image.shape[:2]
-    corners = np.asarray(truth.corners_px)
-    before = BoardReader(config=ReaderConfig(smooth_rim_energy_ratio=0.0)).at_corners(corners, (w, h), method="manual")
-    assert before.read(image).status == "ok"
-    reading = BoardReader().at_corners(corners, (w, h), method="manual").read(image)
+    return BoardReader(config=config or ReaderConfig()).at_corners(corners, (w, h), method="manual").read(image)
+
+
+@pytest.mark.parametrize(("seed", "style"), [(6_105_022, "default"), (6_125_008, "randomised")])
+def test_a_hand_over_a_single_pit_is_an_occlusion_by_the_smooth_ring_it_leaves(seed: int, style: str) -> None:
+    # Renders where a hand covers one pit (and no gap the colour test sees): one hidden rim is not
+    # enough for the rule of two, but the hand leaves that pit's ring smooth (about a tenth of the
+    # median pit's gradient energy), where a heap over a rim leaves edges.
+    image, corners = _hand_render(seed, style)
+    assert _read_at(image, corners, ReaderConfig(smooth_rim_energy_ratio=0.0)).status == "ok"
+    reading = _read_at(image, corners)
     assert reading.status == "occluded" and "smooth" in reading.detail
 
 
@@ -302,17 +317,9 @@ def test_a_contrasty_arm_over_a_row_of_pits_is_an_occlusion_by_the_straight_edge
     # the near row of a dark board, off the gaps the colour test looks at: the pits' rims are hidden,
     # but the arm's outline puts more energy in their rings than a bare rim has, so the energy
     # condition took them for heaps. The arm's edge is one straight edge across those sectors; seeds are not.
-    from omweso_cam.vision.synth import Scene, render_board
-
-    rng = np.random.default_rng(seed)
-    counts = [int(c) for c in rng.integers(0, 8, 32)]
-    image, truth = render_board(counts, scene=Scene.random(rng, style=style, hand=True), rng=rng)
-    assert truth.status == "occluded"
-    h, w = image.shape[:2]
-    corners = np.asarray(truth.corners_px)
-    before = BoardReader(config=ReaderConfig(hidden_edge_coherence=2.0)).at_corners(corners, (w, h), method="manual")
-    assert before.read(image).status == "ok"
-    reading = BoardReader().at_corners(corners, (w, h), method="manual").read(image)
+    image, corners = _hand_render(seed, style)
+    assert _read_at(image, corners, ReaderConfig(hidden_edge_coherence=2.0)).status == "ok"
+    reading = _read_at(image, corners)
     assert reading.status == "occluded" and "rims" in reading.detail
 
 
