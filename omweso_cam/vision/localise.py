@@ -1615,7 +1615,8 @@ def rim_coherence(gx: np.ndarray, gy: np.ndarray, lattice_to_image: np.ndarray, 
     whatever its colour or lighting (dark wood, shade). Per sector, then averaged: a
     straight edge just touching the ring is radial in one sector only, a rim in all of them.
     """
-    return np.asarray(rim_sectors(gx, gy, lattice_to_image, nodes, radius)[0].mean(axis=1))
+    share, _ = _radial_share(*_ring_gradients(gx, gy, lattice_to_image, nodes, radius))
+    return np.asarray(share.mean(axis=1))
 
 
 def rim_sectors(gx: np.ndarray, gy: np.ndarray, lattice_to_image: np.ndarray, nodes: np.ndarray,
@@ -1630,6 +1631,20 @@ def rim_sectors(gx: np.ndarray, gy: np.ndarray, lattice_to_image: np.ndarray, no
     ``radius`` is the pit radius at the lattice's middle (image px); perspective scales it
     by the local pitch.
     """
+    g1, g2, radial = _ring_gradients(gx, gy, lattice_to_image, nodes, radius)
+    share, energy = _radial_share(g1, g2, radial)
+    xx_yy = (g1 * g1 - g2 * g2).sum(axis=(1, 3))
+    xy = (g1 * g2).sum(axis=(1, 3))
+    coherence = np.sqrt(xx_yy * xx_yy + 4.0 * xy * xy) / np.maximum(energy, 1e-6)
+    one_way = np.hypot(g1.sum(axis=(1, 3)), g2.sum(axis=(1, 3))) / np.maximum(np.hypot(g1, g2).sum(axis=(1, 3)), 1e-6)
+    samples = len(_RING_RADII) * len(_RING_ANGLES) // _RING_SECTORS
+    return share, energy / samples, coherence, one_way
+
+
+def _ring_gradients(gx: np.ndarray, gy: np.ndarray, lattice_to_image: np.ndarray, nodes: np.ndarray,
+                    radius: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The image gradient sampled on each node's ring (:func:`rim_sectors`): its x and y components
+    and its component along the radius, each (nodes, radii, sectors, samples a sector)."""
     h, w = gx.shape
     nodes = np.asarray(nodes, np.float64).reshape(-1, 2)
     n = len(nodes)
@@ -1646,16 +1661,15 @@ def rim_sectors(gx: np.ndarray, gy: np.ndarray, lattice_to_image: np.ndarray, no
     ys = np.clip(np.rint(pts[..., 1]).astype(int), 0, h - 1)
     g1, g2 = gx[ys, xs], gy[ys, xs]
     radial = g1 * normals[None, None, :, 0] + g2 * normals[None, None, :, 1]
-    sectors = (len(nodes), len(_RING_RADII), _RING_SECTORS, -1)
-    energy = (g1 * g1 + g2 * g2).reshape(sectors).sum(axis=(1, 3))
-    along = (radial * radial).reshape(sectors).sum(axis=(1, 3))
-    xx_yy = (g1 * g1 - g2 * g2).reshape(sectors).sum(axis=(1, 3))
-    xy = (g1 * g2).reshape(sectors).sum(axis=(1, 3))
-    coherence = np.sqrt(xx_yy * xx_yy + 4.0 * xy * xy) / np.maximum(energy, 1e-6)
-    mean_x, mean_y = g1.reshape(sectors).sum(axis=(1, 3)), g2.reshape(sectors).sum(axis=(1, 3))
-    one_way = np.hypot(mean_x, mean_y) / np.maximum(np.hypot(g1, g2).reshape(sectors).sum(axis=(1, 3)), 1e-6)
-    samples = len(_RING_RADII) * len(_RING_ANGLES) // _RING_SECTORS
-    return along / np.maximum(energy, 1e-6), energy / samples, coherence, one_way
+    sectors = (n, len(_RING_RADII), _RING_SECTORS, -1)
+    return g1.reshape(sectors), g2.reshape(sectors), radial.reshape(sectors)
+
+
+def _radial_share(g1: np.ndarray, g2: np.ndarray, radial: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per node and sector of :func:`_ring_gradients`' samples: the share of the gradient's energy
+    along the radius, and that energy (summed over the sector's samples)."""
+    energy = (g1 * g1 + g2 * g2).sum(axis=(1, 3))
+    return (radial * radial).sum(axis=(1, 3)) / np.maximum(energy, 1e-6), energy
 
 
 def _pits_seen(lattice_to_image: np.ndarray, blobs: np.ndarray,
