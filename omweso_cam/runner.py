@@ -538,7 +538,8 @@ class LiveSession:
         assert self.tracker is not None
         plies = self.tracker.config.trust_after_plies
         if self.tracker.calls_illegal:
-            return f"the counts have fitted the game for {plies} plies, so illegal sowings are called"
+            return (f"the counts have fitted the game for {plies} plies (a set-up given and read fitting counts as one), "
+                    "so illegal sowings are called")
         if plies is None:
             return "illegal sowings are not called on these counts"
         return f"illegal sowings are not called until the counts fit the game for {plies} plies in a row"

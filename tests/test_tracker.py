@@ -657,6 +657,50 @@ def test_distrusted_counts_that_fitted_the_game_for_three_plies_call_an_illegal_
         assert "alarm" not in [e.kind for e in events] and tracker.phase == PLAYING
 
 
+def _two_plies_after_the_set_up(tracker: Tracker, *, setup_frames: int, first: list[int] | None = None
+                                ) -> tuple[Position, list[TrackerEvent]]:
+    """``setup_frames`` still readings of the standard set-up (the first of them of board ``first`` if
+    given), then two plies, all on distrusted counts that fit; the position after them and the events."""
+    boards = [START.board] * setup_frames if first is None else [first] + [START.board] * (setup_frames - 1)
+    events = run(tracker, far([observe(board, frame_index=k) for k, board in enumerate(boards)]))
+    moves = random_game(START, SEED, random.Random(3), max_plies=2)
+    position = START
+    for n, move in enumerate(moves):
+        position = apply_move(position, move, SEED).position
+        events += run(tracker, far(sown(position.board, 10 + 4 * n)))
+    assert plies(events) == [str(m) for m in moves]
+    return position, events
+
+
+def test_a_set_up_given_and_read_fitting_counts_as_a_ply_towards_trust() -> None:
+    # The referee gave the set-up (here: the caller), the camera read it fitting before the
+    # first move: that is a ply's worth of evidence that the distrusted counts fit this board,
+    # so after two more plies a wrong sowing is an alarm (seed 2032's 35 px and 2061's 30 px
+    # films read nearly every pit right, and lost their games to a sowing at the third ply
+    # taken for a legal move).
+    tracker = Tracker(SEED, initial=START)
+    position, events = _two_plies_after_the_set_up(tracker, setup_frames=3)
+    assert "counts_trusted" in [e.kind for e in events]
+    events = run(tracker, far(sown(_wrong_sowing(position), 20)))
+    assert [e.kind for e in events] == ["alarm"] and tracker.phase == ILLEGAL_PHASE
+
+
+def test_a_set_up_counts_towards_trust_only_when_given_and_read_fitting() -> None:
+    # Not when no still frame showed the set-up before the first move, nor when one read it
+    # off (seeds in a wrong pit), nor when the set-up is the camera's own reading (fitted to
+    # those very readings): two plies are then not enough.
+    unseen = Tracker(SEED, initial=START)
+    position, _ = _two_plies_after_the_set_up(unseen, setup_frames=0)
+    misread = Tracker(SEED, initial=START)
+    _two_plies_after_the_set_up(misread, setup_frames=3, first=_wrong_sowing(START, unmoved=True))
+    read = Tracker(SEED)
+    _two_plies_after_the_set_up(read, setup_frames=6)
+    assert read.initial == START
+    for tracker in (unseen, misread, read):
+        events = run(tracker, far(sown(_wrong_sowing(position), 20)))
+        assert "alarm" not in [e.kind for e in events] and tracker.phase == PLAYING
+
+
 def test_counts_distrusted_after_plies_that_fitted_are_trusted_at_once_and_say_so() -> None:
     # Three plies read on trusted counts, then the board reads as too small in the picture
     # (the camera moved back, or a pit size near the limit flickers): those plies fitted, so

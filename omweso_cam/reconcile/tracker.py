@@ -146,6 +146,9 @@ class TrackerConfig:
     # explained by a legal board within ``illegal_min_excess_nats`` (the test trusted counts
     # pass). Pit size alone says little: on the films of track_bench's seeds 2026-2035, pits of
     # 25-36 px read within 0-6 nats of the game on some boards, 8-30 on others. None: never.
+    # A set-up given (by the caller or the referee) whose still readings fit it before the first
+    # move counts as one of these plies (since 2026-12-02: docs/tracking.md, "A set-up given counts
+    # towards trust"); a set-up the camera read was fitted to its readings and does not.
     trust_after_plies: int | None = 3
     # A reader's distrust that flickers (a pit size or a smear near the reader's limit: seed
     # 2038's 48 px smeared film was distrusted on 25 of its 40 still frames, in 17 runs) is
@@ -323,6 +326,7 @@ class Tracker:
         self._trusted_run = self.config.distrust_quiet_frames
         self._trust_announced = False  # a "counts_trusted" event stands while trust is earned
         self._fitting_since = 0  # plies before this one do not count towards trust (trust_after_plies)
+        self._setup_to_check = False  # a set-up given whose still readings may yet count as a ply fitting
         self._disturbed = True
         self._seen_still = False
         self._mismatch: tuple[str, ...] | None = None  # the pits last reported in a mismatch
@@ -479,7 +483,7 @@ class Tracker:
                 if self._agreed(("first_move", result.best.board)):
                     events.append(self._event("setup_confirmed", position=candidate.notation(), by="first_move"))
                     setup_rows = self._setup_rows
-                    self._start_playing(candidate)
+                    self._start_playing(candidate, read=True)
                     if setup_rows is not None and self.config.setup_correction_plies > 0:
                         self._evidence = [(0, setup_rows)]
                     self.last_reconciliation = result
@@ -568,7 +572,9 @@ class Tracker:
         self._clock_start_s = None
         events.append(self._event("game_start", number=self.game_number, first=self.first.value))
 
-    def _start_playing(self, initial: Position) -> None:
+    def _start_playing(self, initial: Position, *, read: bool = False) -> None:
+        """Play from ``initial``; ``read``: the set-up is the camera's own reading, not given (by the
+        caller or the referee)."""
         self.initial = self.position = initial
         self.phase = PLAYING
         self.setup = None
@@ -576,6 +582,7 @@ class Tracker:
         self._evidence = None
         self._corrections.clear()
         self._fitting_since = len(self.plies)
+        self._setup_to_check = not read  # see _update_playing
         self._confirmed(initial)
         self._restart_clock(self.time_s)
 
@@ -667,9 +674,19 @@ class Tracker:
     def _update_playing(self, observation: Observation, events: list[TrackerEvent]) -> None:
         assert self.position is not None
         result = self._reconcile(observation)
-        if not self._trust_earned() and result.excess_nats > self.config.reconcile.illegal_min_excess_nats:
+        misfit = result.excess_nats > self.config.reconcile.illegal_min_excess_nats
+        if not self._trust_earned() and misfit:
             # Not explained, or only once misreads are learnt: the ply this reading belongs to does not count.
             self._fitting_since = len(self.plies) + 1
+        if self._setup_to_check and (misfit or self.plies):
+            self._setup_to_check = False
+        elif self._setup_to_check and result.best is not None and result.best.kind == KIND_UNCHANGED:
+            # A set-up given (by the caller or the referee) is a position the camera did not choose: a
+            # still reading that fits it, before the first move and with no reading that did not,
+            # counts as a ply fitting (trust_after_plies). A set-up the camera read was fitted to its
+            # readings, which then say nothing of how well the counts fit.
+            self._setup_to_check = False
+            self._fitting_since -= 1
         untouched = self.phase == PLAYING and not self._disturbed
         explained = bool(result.candidates) and result.candidates[0].kind == KIND_UNCHANGED
         if untouched and self._learn_misreads(result.observed, events, explained=explained):
