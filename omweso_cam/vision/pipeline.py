@@ -108,7 +108,9 @@ class ReaderConfig:
     # against 0.86 elsewhere (seed 2028's purple film: every clean frame from the set-up on
     # was called occluded, its illegal sowing unseen); a hand leaves about 0.45. At 0.65 the
     # occlusion table of 720 renders (seeds 380000+, 390000+, 1200001+) and the sample
-    # stills are as they were.
+    # stills are as they were. A glossy board's highlight is shade too (since 2026-12-02): lighter
+    # than the rim, its chromaticity within shade_chromaticity of the way from the rim's to grey
+    # (docs/vision.md, "A glossy board's highlight").
     shade_chromaticity: float = 0.015
     shade_rim_ratio: float = 0.65
     # A hand the colour of the wood, or blurred by its motion so the gaps keep the wood's colour,
@@ -565,7 +567,14 @@ class BoardReader:
         distance = np.sqrt(0.25 * lightness**2 + values[:, 1] ** 2 + values[:, 2] ** 2)
         foreign = distance > self.config.gap_foreign_distance
         # Lightness alone: a shadow's step (either side of it may be the one the plane calls foreign).
-        shaded = foreign & (np.linalg.norm(values[:, 3:], axis=1) < self.config.shade_chromaticity)
+        # Or a glossy board's highlight, lighter than the rim, which adds the light's own colour: near
+        # white once the camera has balanced it, so its chromaticity lies between the rim's and grey.
+        shares = values[:, 3:]
+        to_grey = 1.0 / 3.0 - rim[3:]
+        along = np.clip(shares @ to_grey / max(float(to_grey @ to_grey), 1e-12), 0.0, 1.0)
+        highlight = (values[:, 0] > 0) & (np.linalg.norm(shares - along[:, None] * to_grey, axis=1)
+                                          < self.config.shade_chromaticity)
+        shaded = foreign & ((np.linalg.norm(shares, axis=1) < self.config.shade_chromaticity) | highlight)
         return foreign, shaded
 
     def _rims_kept(self, rims: _Rims, foreign: np.ndarray) -> bool:

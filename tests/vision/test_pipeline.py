@@ -408,6 +408,38 @@ def test_a_hard_edged_shadow_is_not_an_occlusion_and_a_sleeve_in_it_still_is(dra
     assert reader.read(_sleeve(shaded, drawn, 1, 5, (60, 30, 20))).status == "occluded"
 
 
+def test_a_pale_sleeve_in_a_glossy_boards_highlight_is_still_an_occlusion(drawn) -> None:  # type: ignore[no-untyped-def]
+    # A lamp's highlight over the board's East part (lighter, the light's near-white colour added)
+    # and a shadow over its West part: read. A sleeve the colour of the highlit wood lying in the
+    # highlight looks like more of it to the gaps' colour test (a highlight is shade, not a hand),
+    # but it hides the rims beside it, so the board is still occluded.
+    h, w = drawn.image.shape[:2]
+    c = drawn.pit_centers_px.reshape(4, 8, 2)
+    xx = np.mgrid[0:h, 0:w][1].astype(np.float32)
+    shade = np.where(xx < (c[0, 2, 0] + c[0, 3, 0]) / 2, 0.5, 1.0)[..., None]
+    gloss = np.where(xx > (c[0, 5, 0] + c[0, 6, 0]) / 2, 0.45, 0.0)[..., None]
+    lit = np.clip((drawn.image.astype(np.float32) * (1 - gloss) + 250.0 * gloss) * shade, 0, 255).astype(np.uint8)
+    reader = BoardReader().at_corners(CORNERS, (w, h))
+    assert reader.read(lit).status == "ok"
+    gap = np.round((c[1, 6] + c[2, 7]) / 2).astype(int)  # bare wood between four pits, in the highlight
+    pale = tuple(int(v) for v in np.median(lit[gap[1] - 3 : gap[1] + 4, gap[0] - 3 : gap[0] + 4].reshape(-1, 3), axis=0))
+    assert reader.read(_sleeve(lit, drawn, 1, 5, pale)).status == "occluded"
+
+
+def test_a_glossy_board_under_a_cast_shadow_is_read() -> None:
+    # The scene of track_bench's seed 2043 randomised film (a near-white lamp over a glossy
+    # purple board, a person's shadow across the middle): every still frame of the film was
+    # called occluded, the highlight's gaps foreign and not the rim's chromaticity.
+    from omweso_cam.rules import Position
+    from omweso_cam.vision.synth import Scene, render_board
+
+    scene = Scene.random(np.random.default_rng(10_000 + 2043 * 100 + 2), style="randomised", image_size_px=(800, 450))
+    image, truth = render_board(list(Position.standard().board), scene=scene, rng=np.random.default_rng(0))
+    assert truth.status == "ok"
+    assert _read_at(image, np.asarray(truth.corners_px)).status == "ok"
+    assert BoardReader().read(image).status == "ok"
+
+
 def test_a_blurred_boards_heaps_beside_a_shadow_are_no_occlusion_and_a_hand_still_is() -> None:
     # Two frames of a rendered film (tests/vision/data/README.md): a purple board under a 2 px
     # focus blur with a cast shadow, nothing over it, and the same board with a hand over it.
