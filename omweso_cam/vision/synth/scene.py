@@ -61,8 +61,12 @@ _SKINS: tuple[RGB, ...] = (
 )
 _BACKGROUNDS_DEFAULT = ("cloth", "wood", "plain", "pattern", "concrete")
 _BACKGROUNDS_UNSEEN = ("tiles", "grass_mat", "newspaper")
+#: The prints of a printed cloth ("pattern"), in the order its random draw numbers them. A table
+#: of one print is never drawn at random; it is for test images of a kind (a dotted cloth's dots
+#: are circles of pit size).
+PRINTS = ("checks", "stripes", "dots")
 #: Table kinds and arm directions a Scene may name.
-BACKGROUNDS = (*_BACKGROUNDS_DEFAULT, *_BACKGROUNDS_UNSEEN)
+BACKGROUNDS = (*_BACKGROUNDS_DEFAULT, *_BACKGROUNDS_UNSEEN, *PRINTS)
 HAND_SIDES = ("south", "north", "east", "west")
 
 

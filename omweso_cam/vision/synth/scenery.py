@@ -9,7 +9,7 @@ import numpy as np
 
 from omweso_cam.vision.synth import textures
 from omweso_cam.vision.synth.geometry import BoardGeometry, Camera
-from omweso_cam.vision.synth.scene import Scene
+from omweso_cam.vision.synth.scene import PRINTS, Scene
 
 #: Largest side of a background texture (px).
 _MAX_BACKGROUND_PX = 1800
@@ -49,8 +49,9 @@ def render_table(
         )
     elif kind == "cloth":
         tex = textures.cloth(rng, size, px_per_mm=px_per_mm, rgb=scene.background_rgb)
-    elif kind == "pattern":
-        tex = textures.pattern(rng, size, px_per_mm=px_per_mm, rgb=scene.background_rgb, rgb2=scene.background_rgb2)
+    elif kind == "pattern" or kind in PRINTS:
+        tex = textures.pattern(rng, size, px_per_mm=px_per_mm, rgb=scene.background_rgb, rgb2=scene.background_rgb2,
+                               print_kind=None if kind == "pattern" else kind)
     elif kind == "tiles":
         tex = textures.tiles(rng, size, px_per_mm=px_per_mm, rgb=scene.background_rgb, rgb2=scene.background_rgb2)
     elif kind == "concrete":

@@ -7,7 +7,7 @@ import math
 import cv2
 import numpy as np
 
-from omweso_cam.vision.synth.scene import RGB
+from omweso_cam.vision.synth.scene import PRINTS, RGB
 
 
 def smooth_noise(rng: np.random.Generator, shape: tuple[int, int], cell_px: float) -> np.ndarray:
@@ -88,13 +88,20 @@ def cloth(rng: np.random.Generator, shape: tuple[int, int], *, px_per_mm: float,
     return np.asarray(np.clip(shade[..., None] * rgb01(rgb)[None, None, :], 0.0, 1.0), dtype=np.float32)
 
 
-def pattern(rng: np.random.Generator, shape: tuple[int, int], *, px_per_mm: float, rgb: RGB, rgb2: RGB) -> np.ndarray:
-    """A printed table cloth: checks, stripes or dots in two colours, with cloth weave."""
+def pattern(rng: np.random.Generator, shape: tuple[int, int], *, px_per_mm: float, rgb: RGB, rgb2: RGB,
+            print_kind: str | None = None) -> np.ndarray:
+    """A printed table cloth: checks, stripes or dots in two colours, with cloth weave.
+
+    The print is drawn at random unless ``print_kind`` (one of PRINTS) names it; the draw is
+    made either way, so the rest of the texture is the same.
+    """
     h, w = shape
     ys = np.arange(h, dtype=np.float32)[:, None] / np.float32(px_per_mm)
     xs = np.arange(w, dtype=np.float32)[None, :] / np.float32(px_per_mm)
     size = np.float32(rng.uniform(20.0, 90.0))
     kind = int(rng.integers(3))
+    if print_kind is not None:
+        kind = PRINTS.index(print_kind)
     if kind == 0:
         mask = ((xs // size + ys // size) % 2).astype(np.float32)
     elif kind == 1:
