@@ -9,7 +9,9 @@ renderer's default style with new scene seeds; fresh renders in its held-out
 Warnings: how many clear boards the reader marked unreliable (pits too small in the image,
 blurred by motion or out of focus) and how well those and the others were counted.
 Localisation scan: the markerless finder alone on renders of three styles without a hand:
-boards not found, pit lattices placed a column or row off, outlines off.
+boards not found, pit lattices placed a column or row off, outlines off. Dotted cloth
+(``--dotted``): the same on renders whose table is a cloth of dots (pit-sized circles the pit
+search can lock onto), and as many such tables without a board.
 Occlusion: renders of three styles with and without a hand, read at their true corners:
 clear boards called occluded (a shadow, a lamp) and occluded boards said occluded.
 Steep cameras: renders of the three styles at 40, 45, 50 and 55 degrees from vertical (beyond
@@ -25,6 +27,7 @@ Speed: one core (OpenCV single-threaded), 1280x720 frames, median and p95.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import statistics
@@ -94,15 +97,20 @@ def _counts(k: int, rng: np.random.Generator) -> list[int]:
     return list(position.board)
 
 
-def _localisation_scan(n: int, seed: int) -> list[list[object]]:
+def _localisation_scan(n: int, seed: int, background: str | None = None) -> list[list[object]]:
     """Rows (style, boards, not found, pit lattice off, outline off) of the markerless finder on renders without a hand.
 
     "Lattice off": a true pit more than half a pitch from every pit the finder placed
     (a column or row off, sheared); "outline off": a corner more than 0.4 pitch from the
-    truth with the pits placed right.
+    truth with the pits placed right. With ``background`` (a table every scene is put on),
+    each row also holds n tables without a board and how many were taken for a board.
     """
     from omweso_cam.vision.localise import find_board
     from omweso_cam.vision.synth import Scene, render_board
+
+    def scene_of(rng: np.random.Generator, style: str) -> Scene:
+        scene = Scene.random(rng, style=style, hand=False)
+        return scene if background is None else dataclasses.replace(scene, background=background)
 
     rows: list[list[object]] = []
     for i, style in enumerate(STYLES):
@@ -110,7 +118,7 @@ def _localisation_scan(n: int, seed: int) -> list[list[object]]:
         for k in range(n):
             rng = np.random.default_rng(seed + 10_000 * i + k)
             counts = _counts(k, rng)
-            image, truth = render_board(counts, scene=Scene.random(rng, style=style, hand=False), rng=rng)
+            image, truth = render_board(counts, scene=scene_of(rng, style), rng=rng)
             if truth.corners_px is None or truth.pit_centers_px is None:
                 continue
             boards += 1
@@ -126,6 +134,13 @@ def _localisation_scan(n: int, seed: int) -> list[list[object]]:
             elif np.linalg.norm(found.corners_px - np.asarray(truth.corners_px), axis=1).max() > 0.4 * pitch:
                 outline_off += 1
         rows.append([style, boards, missing, lattice_off, outline_off])
+        if background is not None:
+            taken = 0
+            for k in range(n):
+                rng = np.random.default_rng(seed + 10_000 * i + 5_000 + k)
+                table = dataclasses.replace(scene_of(rng, style), has_board=False)
+                taken += find_board(render_board(None, scene=table, rng=rng)[0]) is not None
+            rows[-1] += [n, taken]
     return rows
 
 
@@ -331,6 +346,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size-renders", type=int, default=60, help="renders for the pit-size table (0: none)")
     parser.add_argument("--scan", type=int, default=20,
                         help="renders per style for the localisation scan (default, unseen, randomised; 0: none)")
+    parser.add_argument("--dotted", type=int, default=0,
+                        help="renders per style for the localisation scan on a dotted cloth, and as many tables "
+                             "without a board (0: none)")
     parser.add_argument("--occlusion", type=int, default=20,
                         help="renders per style and hand/no hand for the occlusion table (0: none)")
     parser.add_argument("--tilt-renders", type=int, default=12,
@@ -374,6 +392,11 @@ def main(argv: list[str] | None = None) -> int:
             [f"localisation scan (no hand, seeds {args.seed + 200_000}+)", "boards", "not found",
              "pit lattice off (a pit over half a pitch out)", "outline off (a corner over 0.4 pitch out)"],
             _localisation_scan(args.scan, args.seed + 200_000))
+    if args.dotted:
+        results["dotted_scan"] = _print_table(
+            [f"dotted cloth (no hand, seeds {args.seed + 800_000}+)", "boards", "not found", "pit lattice off",
+             "outline off", "tables without a board", "taken for a board"],
+            _localisation_scan(args.dotted, args.seed + 800_000, background="dots"))
     if args.occlusion:
         results["occlusion"] = _print_table(
             [f"occlusion test (true corners, seeds {args.seed + 300_000}+)", "clear boards", "called occluded",
