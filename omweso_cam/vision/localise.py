@@ -64,11 +64,6 @@ class LocaliseConfig:
     max_gap_of_pitch: float = 0.7
     min_gap_of_pitch: float = 0.1
     max_stray_circles_frac: float = 0.5  # pit-sized circles inside the lattice but off its pits, of those on them
-    # A lattice walk reaching this many circles outside its best 8x4 window is a printed cloth's
-    # pattern: the search runs again without its circles, up to max_patterns_removed times
-    # (find_pit_lattice).
-    pattern_points_beyond: int = 12
-    max_patterns_removed: int = 2
     # The 32 pits' rims must be rounder than the ring of nodes one step beyond them by this much
     # (rim coherence: ~0.87 on pits, ~0.45-0.5 off them), and at most max_round_beyond of that
     # ring may look like pits (rim coherence over pit_rim_coherence). 72 fresh renders (seeds
@@ -487,11 +482,8 @@ def _stretched_board(image_bgr: np.ndarray, quads: list[np.ndarray], config: Loc
         stretched[region == 0] = np.median(stretched[region > 0], axis=0) // 2
         # Not the oblique searches: on these last-resort regions they placed a lattice on the
         # wrong thing (one of the 150 scan renders, seeds 1600001+). The pits as discs, though:
-        # a dark board's rims can stay faint even stretched (LocaliseConfig.disc_search). No
-        # search without a printed cloth's pattern either: here the dots its walk left made
-        # lattices of their own on dotted tables without a board.
-        lattice = find_pit_lattice(stretched, config=replace(config, oblique_stretches=(), disc_search=True,
-                                                             max_patterns_removed=0))
+        # a dark board's rims can stay faint even stretched (LocaliseConfig.disc_search).
+        lattice = find_pit_lattice(stretched, config=replace(config, oblique_stretches=(), disc_search=True))
         if lattice is None:
             continue
         small, scale = _downscale(stretched, config.work_max_side_px)
@@ -527,7 +519,7 @@ def _rectified_board(image_bgr: np.ndarray, small: np.ndarray, scale: float, sco
     # the quad's width; 0.15-0.6 of it is searched (the quad may be a little larger or smaller than the board).
     pitch_frac = (1.0 - 2.0 * config.rectified_pad) / 8.0
     search_config = replace(config, oblique_stretches=(), disc_search=False, small_pit_search=False,
-                            max_patterns_removed=0, pit_search_max_side_px=config.rectified_width_px,
+                            pit_search_max_side_px=config.rectified_width_px,
                             min_pit_radius_frac=0.15 * pitch_frac, max_pit_radius_frac=0.6 * pitch_frac)
     for ordered in plausible[: config.rectified_regions]:
         corners = ordered / scale
@@ -757,28 +749,22 @@ def _widened(lattice: np.ndarray, gap: float) -> np.ndarray:
 
 
 def _lattice_from_blobs(blobs: np.ndarray, choose: Callable[[list[np.ndarray], float], np.ndarray] | None = None,
-                        *, config: LocaliseConfig = LocaliseConfig(),
-                        ) -> tuple[tuple[np.ndarray, bool] | None, np.ndarray | None]:
+                        ) -> tuple[np.ndarray, bool] | None:
     """Homography lattice (col, row) -> image of the 4x8 pits among blobs, and whether columns run along u.
 
     When pits without circles leave the lattice's place on the board open (a hand over
     whole columns, a column in shade), ``choose(placements, pit radius)`` picks among the
-    equally full placements. Returns ((H, eight_along_first_axis) or None, pattern): a
-    printed cloth's dots are circles on a lattice too, often more of them than the board's
-    pits; when the lattice walk reached ``pattern_points_beyond`` circles outside its best
-    8x4 window, ``pattern`` holds the indices of the walk's circles (else None), for a search
-    without them.
+    equally full placements. Returns (H, eight_along_first_axis) or None.
     """
     if len(blobs) < 16:
-        return None, None
-    best: tuple[int, list[np.ndarray], bool, float, np.ndarray | None] | None = None
+        return None
+    best: tuple[int, list[np.ndarray], bool, float] | None = None
     # Pits share one size: try the most populated radius bands.
     bands = np.round(np.log(blobs[:, 2]) / np.log(1.15))
     values, counts = np.unique(bands, return_counts=True)
     for band in values[np.argsort(-counts)][:5]:
         r = float(1.15**band)
-        in_band = np.flatnonzero((blobs[:, 2] >= r * 0.75) & (blobs[:, 2] <= r * 1.35))[:120]
-        group = blobs[in_band]
+        group = blobs[(blobs[:, 2] >= r * 0.75) & (blobs[:, 2] <= r * 1.35)][:120]
         if len(group) < 16:
             continue
         pts = group[:, :2]
@@ -842,10 +828,9 @@ def _lattice_from_blobs(blobs: np.ndarray, choose: Callable[[list[np.ndarray], f
             if not choices:
                 continue
             if best is None or n > best[0]:
-                best = (n, choices, along_first, r, in_band[ids] if len(ids) - n >= config.pattern_points_beyond else None)
+                best = (n, choices, along_first, r)
     if best is None:
-        return None, None
-    pattern = best[4]
+        return None
     h = best[1][0] if choose is None else choose(best[1], best[3])
     h = _polish(h, blobs)
     # A board's pits stop at its edge; a dotted table cloth's circles go on beyond the 4x8 block.
@@ -856,8 +841,8 @@ def _lattice_from_blobs(blobs: np.ndarray, choose: Callable[[list[np.ndarray], f
     if len(alike):
         dist = np.linalg.norm(beyond[:, None] - alike[None, :, :2], axis=2).min(axis=1)
         if np.mean(dist < 0.25 * pitch) > 0.3:
-            return None, pattern
-    return (h, best[2]), pattern
+            return None
+    return h, best[2]
 
 
 def _polish(lattice_to_image: np.ndarray, blobs: np.ndarray) -> np.ndarray:
@@ -1565,20 +1550,10 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
         if config.disc_search:
             yield _disc_blobs(gray, config), "discs"
 
-    def lattices() -> Iterator[tuple[np.ndarray, str, tuple[np.ndarray, bool] | None]]:
-        # Each search's lattice, then (a printed cloth's pattern outnumbering the pits) the
-        # lattice among its circles without the pattern's.
-        for blobs, search in searches():
-            for _ in range(config.max_patterns_removed + 1):
-                found, pattern = _lattice_from_blobs(blobs, choose, config=config)
-                yield blobs, search, found
-                if pattern is None:
-                    break
-                blobs = np.delete(blobs, pattern, axis=0)
-
     best: PitLattice | None = None  # the lattice with the most pits seen as circles
     believed: PitLattice | None = None  # ... of those ``trusted`` accepts
-    for blobs, search, found in lattices():
+    for blobs, search in searches():
+        found = _lattice_from_blobs(blobs, choose)
         if found is None:
             continue
         lattice_to_image = slide(found[0], blobs)
