@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import signal
 import subprocess
@@ -52,8 +53,10 @@ def test_serve_prints_the_referee_url_and_exits(frames: Path, tmp_path: Path,
 @contextlib.contextmanager
 def running(*args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """`python -m omweso_cam ARGS` until it prints its referee URL: (process, base URL); killed if left running."""
+    # PYTHONFAULTHANDLER: a process that hangs can be made to print every thread's stack (SIGABRT).
     process = subprocess.Popen([sys.executable, "-m", "omweso_cam", *args],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONFAULTHANDLER": "1"})
     try:
         assert process.stdout is not None
         lines = []
@@ -71,9 +74,19 @@ def running(*args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
 
 
 def stop_with_ctrl_c(process: subprocess.Popen[str]) -> tuple[str, str]:
-    """Send SIGINT; the process's remaining stdout and stderr once it has exited."""
+    """Send SIGINT; the process's remaining stdout and stderr once it has exited.
+
+    A hang detector (a machine busy with a benchmark took over 15 s): a process still running a
+    minute later is made to print where each of its threads is (once seen in a full test run on
+    2026-12-02, not reproduced since), and the test fails with that.
+    """
     process.send_signal(signal.SIGINT)
-    return process.communicate(timeout=60)  # a hang detector (a machine busy with a benchmark took over 15 s)
+    try:
+        return process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGABRT)
+        out, err = process.communicate(timeout=30)
+        pytest.fail(f"still running 60 s after Ctrl-C; its threads:\n{err[-8000:]}\nits output:\n{out[-2000:]}")
 
 
 def test_serve_stops_cleanly_on_ctrl_c(frames: Path, tmp_path: Path) -> None:
