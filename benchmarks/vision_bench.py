@@ -5,7 +5,9 @@
 
 Accuracy rows: sample_images/stills (held to its truth JSON); fresh renders in the
 renderer's default style with new scene seeds; fresh renders in its held-out
-``unseen`` style (other woods, seed colours, light), never used for tuning.
+``unseen`` style (other woods, seed colours, light), never used for tuning; boards drawn by a
+second, independent renderer (``benchmarks/drawn_boards.py``: other code, another look), never
+used for tuning or training either.
 Warnings: how many clear boards the reader marked unreliable (pits too small in the image,
 blurred by motion or out of focus) and how well those and the others were counted.
 Localisation scan: the markerless finder alone on renders of three styles without a hand:
@@ -72,6 +74,13 @@ def _renders(n: int, style: str, seed: int) -> list[tuple[np.ndarray | None, dic
         image, truth = render_board(counts, scene=Scene.random(rng, style=style), rng=rng)
         out.append((image, truth.to_json()))
     return out
+
+
+def _drawn(n: int, seed: int) -> list[tuple[np.ndarray | None, dict[str, Any]]]:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from drawn_boards import drawn_boards
+
+    return list(drawn_boards(n, seed))
 
 
 def _counts(k: int, rng: np.random.Generator) -> list[int]:
@@ -343,6 +352,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--renders", type=int, default=24, help="fresh renders per style (0: none)")
     parser.add_argument("--seed", type=int, default=900_001, help="scene seeds start here (not used in tuning)")
+    parser.add_argument("--drawn", type=int, default=24,
+                        help="boards drawn by the second, independent renderer (benchmarks/drawn_boards.py; 0: none)")
     parser.add_argument("--size-renders", type=int, default=60, help="renders for the pit-size table (0: none)")
     parser.add_argument("--scan", type=int, default=20,
                         help="renders per style for the localisation scan (default, unseen, randomised; 0: none)")
@@ -369,6 +380,9 @@ def main(argv: list[str] | None = None) -> int:
                   lambda: _renders(args.renders, "default", args.seed)),
                  (f"fresh renders, unseen style (seeds {args.seed}+)",
                   lambda: _renders(args.renders, "unseen", args.seed))]
+    if args.drawn:
+        sets.append((f"boards drawn by a second renderer (seeds {args.seed + 3_200_000}+)",
+                     lambda: _drawn(args.drawn, args.seed + 3_200_000)))
     for name, make in sets:
         pairs = make()
         if not pairs:
