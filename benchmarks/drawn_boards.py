@@ -220,7 +220,8 @@ def draw_board(seed: int) -> tuple[np.ndarray, dict[str, Any]]:
     radii = (np.linalg.norm(side - pts, axis=1) * stretch + np.linalg.norm(down - pts, axis=1)) / 2
     truth = {"status": "ok", "corners_px": dst.tolist(), "counts": counts, "pit_centers_px": pts.tolist(),
              "pit_radius_px": radii.tolist(), "drawn_seed": seed,
-             "edge": ("none", "darker bevel", "lighter bevel")[edge_kind], "pit_stretch": stretch, "blur_px": blur}
+             "edge": ("none", "darker bevel", "lighter bevel")[edge_kind], "pit_stretch": stretch, "blur_px": blur,
+             "margin_of_pitch": margin / PITCH, "gap_of_pitch": gap / PITCH, "band_of_pitch": band / PITCH if edge_kind else 0.0}
     return image, truth
 
 

@@ -137,6 +137,10 @@ class LocaliseConfig:
     rim_steps_polished: int = 4  # placements near a lattice snapped to the circles and measured again
     candidate_separation_of_pitch: float = 0.04  # candidate lines of one side lie at least this far apart
     max_margin_difference_of_pitch: float = 0.15  # opposite margins differing more than this look for an alike pair
+    # A band along the board's edge (a bevel, a chamfer) shows a second straight edge beyond the
+    # innermost one on three or four sides (see _past_a_band); its width lies in this range (of the pit pitch) ...
+    band_width_of_pitch: tuple[float, float] = (0.03, 0.2)
+    band_width_spread_of_pitch: float = 0.08  # ... and three or four sides' widths lie within this range
     # A side without an edge line of its own takes the opposite side's margin when its strongest
     # gradient lies further than this from it (see _board_outline).
     max_fallback_margin_difference_of_pitch: float = 0.3
@@ -1085,10 +1089,11 @@ def _board_outline(images: _EdgeImages, lattice_to_image: np.ndarray, config: Lo
     h, w = gx.shape
     reference = _surface_colour(lab, lattice_to_image, gap)
 
-    def side_points(k: int, *, by_colour: bool = False) -> _EdgePoints:
+    def side_points(k: int, *, by_colour: bool = False, reference_at: tuple[float, float] = (-0.04, 0.02),
+                    within: tuple[float, float] | None = None) -> _EdgePoints:
         (a, b), outward = _SIDES[k]
         return _edge_points(gx, gy, lab, reference, lattice_to_image, np.array(a), np.array(b), np.array(outward),
-                            config, by_colour=by_colour, gap=gap)
+                            config, by_colour=by_colour, gap=gap, reference_at=reference_at, within=within)
 
     points = [side_points(k) for k in range(4)]
     bowed = _lens_lining_up(points, (w, h), config)
@@ -1105,6 +1110,21 @@ def _board_outline(images: _EdgeImages, lattice_to_image: np.ndarray, config: Lo
             by_colour = _choose_edges(again[0], again[1], config)
             if _alike(*by_colour, config):
                 chosen[first], chosen[second] = by_colour
+
+    def side_colour(k: int, near: float, far: float) -> np.ndarray:
+        """The median Lab colour beyond side ``k`` between offsets ``near`` and ``far`` (pitches)."""
+        (a, b), outward = _SIDES[k]
+        ts = np.linspace(0.06, 0.94, config.profiles_per_side)
+        offsets = np.linspace(near, far, 4)
+        lat = (np.array(a)[None, None] + ts[:, None, None] * (np.array(b) - np.array(a))[None, None]
+               + offsets[None, :, None] * np.array(outward)[None, None])
+        pts = lattice_points(lattice_to_image, lat.reshape(-1, 2), gap).astype(np.float32)
+        seen = (pts[:, 0] >= 0) & (pts[:, 0] < w - 1) & (pts[:, 1] >= 0) & (pts[:, 1] < h - 1)
+        if not seen.any():
+            return np.full(3, np.nan)
+        return np.median(cv2.remap(lab, pts[seen, 0:1], pts[seen, 1:2], cv2.INTER_LINEAR).reshape(-1, 3), axis=0)
+
+    chosen = _past_a_band(chosen, side_points, side_colour, bowed, config)
     fallback: list[float] | None = None
     lines: list[_Edge] = []
     for k, ((a, b), outward) in enumerate(_SIDES):
@@ -1129,6 +1149,56 @@ def _board_outline(images: _EdgeImages, lattice_to_image: np.ndarray, config: Lo
     return corners
 
 
+def _past_a_band(chosen: list[_EdgeCandidate | None], side_points: Callable[..., _EdgePoints],
+                 side_colour: Callable[[int, float, float], np.ndarray], lens: _Lens,
+                 config: LocaliseConfig) -> list[_EdgeCandidate | None]:
+    """The board's outer edges when a band runs along at least three of its sides, else ``chosen``.
+
+    A bevel or chamfer along the board's edge is a band of another shade between the top face
+    and the table, with a straight edge on both sides; the innermost edge chosen on a side is
+    then the band's inner one. Beyond each chosen edge an edge is looked for with the band's
+    colour inside (the colour just outside the chosen edge) and another outside, within
+    ``band_width_of_pitch``, and the band's hue (Lab a, b) nearer the top face's than the hue
+    beyond it is (a bevel is wood; a shadow on the table, or the table between the board and a
+    row of a print's dots, has the table's hue). When three or four sides show one, of widths within
+    ``band_width_spread_of_pitch`` of their median, those sides take it: a side face seen at a
+    slant, a cast shadow or a hand shows beyond one side or two adjacent ones, not three. A
+    fourth side keeps its edge (often the outer one already, the band's inner edge too faint
+    there) unless it then leaves unlike opposite margins and an edge beyond it does not. The
+    result must leave both pairs of opposite margins alike."""
+    if any(c is None for c in chosen):
+        return chosen
+    lo, hi = config.band_width_of_pitch
+    beyond: list[list[_EdgeCandidate]] = []
+    for k, inner in enumerate(chosen):
+        assert inner is not None
+        depth = inner.depth_of_pitch
+        found = side_points(k, reference_at=(depth + 0.01, depth + lo), within=(depth + lo, depth + hi))
+        top = side_colour(k, depth - 0.06, depth - 0.01)[1:]
+        band = side_colour(k, depth + 0.01, depth + lo)[1:]
+        beyond.append([c for c in _edge_candidates(found, lens, config) if c.support >= config.edge_support_keep
+                       and np.linalg.norm(band - top) < np.linalg.norm(
+                           band - side_colour(k, c.depth_of_pitch + 0.02, c.depth_of_pitch + 0.08)[1:])])
+    widths = {k: b[0].depth_of_pitch - c.depth_of_pitch
+              for k, (b, c) in enumerate(zip(beyond, chosen, strict=True)) if b and c is not None}
+    if len(widths) < 3:
+        return chosen
+    middle = float(np.median(list(widths.values())))
+    banded = [k for k, w in widths.items() if abs(w - middle) <= config.band_width_spread_of_pitch / 2]
+    if len(banded) < 3:
+        return chosen
+    outer = [beyond[k][0] if k in banded else chosen[k] for k in range(4)]
+    for k in range(4):
+        opposite = outer[(k + 2) % 4]
+        if k not in banded and not _alike(outer[k], opposite, config):
+            alike = [c for c in beyond[k] if _alike(c, opposite, config)]
+            if alike:
+                outer[k] = alike[0]
+    if not (_alike(outer[0], outer[2], config) and _alike(outer[1], outer[3], config)):
+        return chosen
+    return outer
+
+
 def _outline_from_offsets(lattice_to_image: np.ndarray, sides: list[float], gap: float = 0.0) -> np.ndarray:
     top, right, bottom, left = sides
     corners_lat = np.array([[-0.5 - left, -0.5 - top], [7.5 + right, -0.5 - top], [7.5 + right, 3.5 + bottom],
@@ -1148,10 +1218,13 @@ def _surface_colour(lab: np.ndarray, lattice_to_image: np.ndarray, gap: float = 
 
 def _edge_points(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.ndarray, lattice_to_image: np.ndarray,
                  a: np.ndarray, b: np.ndarray, outward: np.ndarray, config: LocaliseConfig, *,
-                 by_colour: bool = False, gap: float = 0.0) -> _EdgePoints:
+                 by_colour: bool = False, gap: float = 0.0, reference_at: tuple[float, float] = (-0.04, 0.02),
+                 within: tuple[float, float] | None = None) -> _EdgePoints:
     """The points on one side's profiles where an edge has the surface's colour inside and another
     colour outside: peaks of the grey level's gradient across the side, or with ``by_colour`` of
-    the larger of it and the Lab colour's gradient."""
+    the larger of it and the Lab colour's gradient. The surface's colour is the one seen at
+    ``reference_at`` (offsets beyond the outer pit cells, in pitches: just outside them unless
+    said otherwise); with ``within`` only edges at those offsets count."""
     h, w = gx.shape
     step = config.profile_step_of_pitch
     offsets = np.arange(-0.15, config.max_margin_of_pitch + 1e-9, step)
@@ -1170,7 +1243,7 @@ def _edge_points(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.
         spacing = np.linalg.norm(np.gradient(pts, axis=1), axis=2)
         g = np.maximum(g, 8.0 * np.linalg.norm(np.gradient(colour, axis=1), axis=2) / np.maximum(spacing, 1e-6) * inside)
     # The surface next to this side (light falls off across a board): just outside the outer pit cells.
-    margin = (offsets >= -0.04) & (offsets <= 0.02)
+    margin = (offsets >= reference_at[0]) & (offsets <= reference_at[1])
     local = colour[:, margin][inside[:, margin]]
     if len(local):
         reference = np.median(local, axis=0)
@@ -1189,6 +1262,8 @@ def _edge_points(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.
         floor = max(config.min_board_edge_strength, 0.25 * float(gi.max()))
         for k in range(n_in + gap, len(offsets) - 1 - gap):
             if not (gi[k] >= floor and gi[k] >= gi[k - 1] and gi[k] > gi[k + 1]):
+                continue
+            if within is not None and not within[0] <= offsets[k] <= within[1]:
                 continue
             inner = float(window_median[i, k - gap - n_in + 1])
             outer = float(window_median[i, k + gap])

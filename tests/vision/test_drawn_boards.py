@@ -15,6 +15,8 @@ import cv2
 import numpy as np
 import pytest
 
+from omweso_cam.vision.evaluate import corner_error
+from omweso_cam.vision.localise import find_board
 from omweso_cam.vision.pipeline import BoardReader
 
 _PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "drawn_boards.py"
@@ -58,3 +60,13 @@ def test_a_drawn_board_is_found_and_read(drawn, seed):
     small = counts <= 6
     assert np.mean(read[small] == counts[small]) >= 0.9, list(zip(counts.tolist(), read.tolist(), strict=True))
     assert np.all(np.abs(read[small] - counts[small]) <= 1)
+
+
+def test_a_bevel_band_along_the_edge_is_inside_the_outline(drawn):
+    # A darker band a tenth of a pitch wide runs along all four sides: the board's edge is its outer
+    # edge, not the inner one (2.2% of the diagonal off before the band was looked past).
+    image, truth = drawn.draw_board(4_000_015)
+    assert truth["edge"] == "darker bevel" and truth["band_of_pitch"] > 0.05
+    location = find_board(image)
+    assert location is not None
+    assert corner_error(location.corners_px, np.asarray(truth["corners_px"])) < 0.01
