@@ -134,6 +134,45 @@ def _pile(rng: np.random.Generator, n: int, pit_r: float, seed_r: float) -> list
     return placed
 
 
+#: Skin tones (BGR), light to dark.
+SKIN = ((180, 200, 240), (140, 170, 220), (100, 130, 190), (70, 95, 150), (45, 65, 105), (35, 50, 80))
+
+
+def _arm(image: np.ndarray, truth: dict[str, Any], rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """An arm reaching from the bottom, left or right edge of the frame to a pit (its hand a blunt
+    point, shaded across, casting a soft shadow), and how many pits it covers (a third of the
+    square around a pit or more)."""
+    h, w = image.shape[:2]
+    centres = np.asarray(truth["pit_centers_px"])
+    r = float(np.median(truth["pit_radius_px"]))
+    tip = centres[rng.integers(32)] + rng.normal(0, r * 0.5, 2)
+    side = int(rng.integers(3))
+    if side == 0:
+        base = np.array([rng.uniform(0.2, 0.8) * w, h + 50.0])
+    else:
+        base = np.array([-50.0 if side == 1 else w + 50.0, rng.uniform(0.4, 1.0) * h])
+    d = (tip - base) / np.linalg.norm(tip - base)
+    n = np.array([-d[1], d[0]])
+    width = r * rng.uniform(2.2, 3.0)
+    outline = np.int32([base + n * width / 2, tip - d * r * 1.2 + n * width * 0.6, tip + n * width * 0.25,
+                        tip + d * r * 0.6, tip - n * width * 0.25, tip - d * r * 1.2 - n * width * 0.6,
+                        base - n * width / 2])
+    mask = np.zeros((h, w), np.float32)
+    cv2.fillPoly(mask, [outline], 1.0, cv2.LINE_AA)
+    shadow = cv2.GaussianBlur(np.roll(mask, (int(r * 0.5), int(r * 0.3)), (0, 1)), (0, 0), r * 0.4)
+    out = image.astype(np.float32) * (1 - 0.5 * shadow[..., None])
+    skin = np.asarray(SKIN[int(rng.integers(len(SKIN)))], np.float32) * rng.uniform(0.85, 1.15)
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    across = ((xx - base[0]) * n[0] + (yy - base[1]) * n[1]) / (width / 2)
+    shade = np.clip(1.0 - 0.35 * across**2, 0.5, 1.0)
+    body = skin[None, None, :] * shade[..., None] * (1 + 0.05 * rng.standard_normal((h, w, 1)).astype(np.float32))
+    cover = cv2.GaussianBlur(mask, (0, 0), 1.0)[..., None]
+    out = out * (1 - cover) + body * cover
+    covered = sum(float(mask[max(int(y - r), 0):max(int(y + r), 0), max(int(x - r), 0):max(int(x + r), 0)].mean()) > 0.3
+                  for x, y in centres if 0 <= x < w and 0 <= y < h)
+    return np.clip(out, 0, 255).astype(np.uint8), int(covered)
+
+
 def _position(rnd: random.Random) -> list[int]:
     if rnd.random() < 0.25:
         return list(Position.standard().board)
@@ -144,8 +183,10 @@ def _position(rnd: random.Random) -> list[int]:
     return list(position.board)
 
 
-def draw_board(seed: int) -> tuple[np.ndarray, dict[str, Any]]:
-    """One drawn board (BGR uint8, JPEG-compressed) and its truth, from ``seed`` alone."""
+def draw_board(seed: int, *, arm: bool = False) -> tuple[np.ndarray, dict[str, Any]]:
+    """One drawn board (BGR uint8, JPEG-compressed) and its truth, from ``seed`` alone; with ``arm``
+    an arm reaches over it (truth ``arm_covers``: how many pits it covers; status ``occluded``
+    when it covers one or more)."""
     rng = np.random.default_rng(seed)
     counts = _position(random.Random(seed))
     width, height = FRAMES[int(rng.integers(len(FRAMES)))]
@@ -214,8 +255,7 @@ def draw_board(seed: int) -> tuple[np.ndarray, dict[str, Any]]:
     if blur > 0.3:
         img = cv2.GaussianBlur(img, (0, 0), blur)
     img = np.clip(img + rng.normal(0, rng.uniform(1, 5), img.shape), 0, 255).astype(np.uint8)
-    _, jpeg = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(70, 95))])
-    image = cv2.imdecode(jpeg, cv2.IMREAD_COLOR)
+    quality = int(rng.integers(70, 95))
     pts = cv2.perspectiveTransform(np.float32(centres)[None], warp)[0]
     side = cv2.perspectiveTransform((np.float32(centres) + np.float32([pit_r, 0]))[None], warp)[0]
     down = cv2.perspectiveTransform((np.float32(centres) + np.float32([0, pit_r]))[None], warp)[0]
@@ -224,12 +264,16 @@ def draw_board(seed: int) -> tuple[np.ndarray, dict[str, Any]]:
              "pit_radius_px": radii.tolist(), "drawn_seed": seed,
              "edge": ("none", "darker bevel", "lighter bevel")[edge_kind], "pit_stretch": stretch, "blur_px": blur,
              "margin_of_pitch": margin / PITCH, "gap_of_pitch": gap / PITCH, "band_of_pitch": band / PITCH if edge_kind else 0.0}
-    return image, truth
+    if arm:  # its own draws, so the board is the same with and without it
+        img, truth["arm_covers"] = _arm(img, truth, np.random.default_rng([seed, 1]))
+        truth["status"] = "occluded" if truth["arm_covers"] else "ok"
+    _, jpeg = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, quality])
+    return cv2.imdecode(jpeg, cv2.IMREAD_COLOR), truth
 
 
-def drawn_boards(n: int, seed: int) -> list[tuple[np.ndarray, dict[str, Any]]]:
-    """``n`` drawn boards from seeds ``seed``, ``seed`` + 1, ..."""
-    return [draw_board(seed + k) for k in range(n)]
+def drawn_boards(n: int, seed: int, *, arm: bool = False) -> list[tuple[np.ndarray, dict[str, Any]]]:
+    """``n`` drawn boards from seeds ``seed``, ``seed`` + 1, ... (with ``arm``, each with an arm over it)."""
+    return [draw_board(seed + k, arm=arm) for k in range(n)]
 
 
 def main(argv: list[str] | None = None) -> int:

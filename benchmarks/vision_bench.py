@@ -15,7 +15,8 @@ boards not found, pit lattices placed a column or row off, outlines off. Dotted 
 (``--dotted``): the same on renders whose table is a cloth of dots (pit-sized circles the pit
 search can lock onto), and as many such tables without a board.
 Occlusion: renders of three styles with and without a hand, read at their true corners:
-clear boards called occluded (a shadow, a lamp) and occluded boards said occluded.
+clear boards called occluded (a shadow, a lamp) and occluded boards said occluded; and drawn
+boards with a drawn arm (``--drawn-arms``), by how many pits the arm covers.
 Steep cameras: renders of the three styles at 40, 45, 50 and 55 degrees from vertical (beyond
 the 35 degrees of every set above), found and read as `omweso-cam read` does.
 Pit size: default-style renders at 640x360, 800x450 and 1280x720, read at their true
@@ -76,11 +77,29 @@ def _renders(n: int, style: str, seed: int) -> list[tuple[np.ndarray | None, dic
     return out
 
 
-def _drawn(n: int, seed: int) -> list[tuple[np.ndarray | None, dict[str, Any]]]:
+def _drawn(n: int, seed: int, *, arm: bool = False) -> list[tuple[np.ndarray, dict[str, Any]]]:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from drawn_boards import drawn_boards
 
-    return list(drawn_boards(n, seed))
+    return list(drawn_boards(n, seed, arm=arm))
+
+
+def _drawn_arms(n: int, seed: int) -> list[list[object]]:
+    """Rows (pits the arm covers, boards, said occluded, found and read) of ``n`` drawn boards with a
+    drawn arm over them, each read at its true corners, so only the occlusion test decides."""
+    from omweso_cam.vision.pipeline import BoardReader
+
+    reader = BoardReader()
+    bins = {"none": [0, 0, 0], "1-2": [0, 0, 0], "3 or more": [0, 0, 0]}
+    for image, truth in _drawn(n, seed, arm=True):
+        h, w = image.shape[:2]
+        status = reader.at_corners(np.asarray(truth["corners_px"]), (w, h), method="manual").read(image).status
+        covers = truth["arm_covers"]
+        row = bins["none" if covers == 0 else "1-2" if covers <= 2 else "3 or more"]
+        row[0] += 1
+        row[1] += status == "occluded"
+        row[2] += status == "ok"
+    return [[name, *row] for name, row in bins.items()]
 
 
 def _counts(k: int, rng: np.random.Generator) -> list[int]:
@@ -354,6 +373,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=900_001, help="scene seeds start here (not used in tuning)")
     parser.add_argument("--drawn", type=int, default=24,
                         help="boards drawn by the second, independent renderer (benchmarks/drawn_boards.py; 0: none)")
+    parser.add_argument("--drawn-arms", type=int, default=24,
+                        help="drawn boards with a drawn arm over them, for the occlusion test (0: none)")
     parser.add_argument("--size-renders", type=int, default=60, help="renders for the pit-size table (0: none)")
     parser.add_argument("--scan", type=int, default=20,
                         help="renders per style for the localisation scan (default, unseen, randomised; 0: none)")
@@ -416,6 +437,11 @@ def main(argv: list[str] | None = None) -> int:
             [f"occlusion test (true corners, seeds {args.seed + 300_000}+)", "clear boards", "called occluded",
              "occluded boards", "said occluded"],
             _occlusion(args.occlusion, args.seed + 300_000))
+    if args.drawn_arms:
+        results["drawn_arms"] = _print_table(
+            [f"drawn boards with a drawn arm (true corners, seeds {args.seed + 3_500_000}+): pits covered", "boards",
+             "said occluded", "read as clear"],
+            _drawn_arms(args.drawn_arms, args.seed + 3_500_000))
     if args.tilt_renders:
         results["tilted"] = _print_table(
             [f"camera tilt (seeds {args.seed + 400_000} + 1000 x tilt +)", "renders", "boards found",

@@ -70,3 +70,10 @@ def test_a_bevel_band_along_the_edge_is_inside_the_outline(drawn):
     location = find_board(image)
     assert location is not None
     assert corner_error(location.corners_px, np.asarray(truth["corners_px"])) < 0.01
+
+
+@pytest.mark.parametrize("seed", [4_000_002, 4_000_004, 4_000_006])
+def test_an_arm_over_a_drawn_board_is_seen(drawn, seed):
+    image, truth = drawn.draw_board(seed, arm=True)
+    assert truth["arm_covers"] >= 3
+    assert BoardReader().read(image).status == "occluded"
