@@ -16,7 +16,7 @@ Positions are ones a game reaches (the standard set-up, or 1-30 random moves fro
 board holds 64 seeds. Truth: the board's outer corners (TL, TR, BR, BL; South at the bottom),
 the pit centres and radii in the image, and the counts in the reader's pit order.
 
-    .venv/bin/python benchmarks/drawn_boards.py OUT_DIR --count 12 --seed 4100001   # PNGs + truth.jsonl
+    .venv/bin/python benchmarks/drawn_boards.py OUT_DIR --count 12 --seed 4100001 [--arm]   # PNGs + truth.jsonl
 """
 
 from __future__ import annotations
@@ -281,11 +281,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--count", type=int, default=12)
     parser.add_argument("--seed", type=int, default=4_100_001)
+    parser.add_argument("--arm", action="store_true", help="an arm reaching over each board")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     with open(args.out / "truth.jsonl", "w") as f:
         for k in range(args.count):
-            image, truth = draw_board(args.seed + k)
+            image, truth = draw_board(args.seed + k, arm=args.arm)
             name = f"drawn_{args.seed + k}.png"
             cv2.imwrite(str(args.out / name), image)
             f.write(json.dumps({"image": name} | truth) + "\n")
