@@ -1114,11 +1114,8 @@ def _board_outline(images: _EdgeImages, lattice_to_image: np.ndarray, config: Lo
     def side_colour(k: int, near: float, far: float) -> np.ndarray:
         """The median Lab colour beyond side ``k`` between offsets ``near`` and ``far`` (pitches)."""
         (a, b), outward = _SIDES[k]
-        ts = np.linspace(0.06, 0.94, config.profiles_per_side)
-        offsets = np.linspace(near, far, 4)
-        lat = (np.array(a)[None, None] + ts[:, None, None] * (np.array(b) - np.array(a))[None, None]
-               + offsets[None, :, None] * np.array(outward)[None, None])
-        pts = lattice_points(lattice_to_image, lat.reshape(-1, 2), gap).astype(np.float32)
+        pts = _profile_points(lattice_to_image, np.array(a), np.array(b), np.array(outward), np.linspace(near, far, 4),
+                              config.profiles_per_side, gap).reshape(-1, 2).astype(np.float32)
         seen = (pts[:, 0] >= 0) & (pts[:, 0] < w - 1) & (pts[:, 1] >= 0) & (pts[:, 1] < h - 1)
         if not seen.any():
             return np.full(3, np.nan)
@@ -1166,12 +1163,12 @@ def _past_a_band(chosen: list[_EdgeCandidate | None], side_points: Callable[...,
     fourth side keeps its edge (often the outer one already, the band's inner edge too faint
     there) unless it then leaves unlike opposite margins and an edge beyond it does not. The
     result must leave both pairs of opposite margins alike."""
-    if any(c is None for c in chosen):
+    sides = [c for c in chosen if c is not None]
+    if len(sides) < 4:
         return chosen
     lo, hi = config.band_width_of_pitch
     beyond: list[list[_EdgeCandidate]] = []
-    for k, inner in enumerate(chosen):
-        assert inner is not None
+    for k, inner in enumerate(sides):
         depth = inner.depth_of_pitch
         found = side_points(k, reference_at=(depth + 0.01, depth + lo), within=(depth + lo, depth + hi))
         top = side_colour(k, depth - 0.06, depth - 0.01)[1:]
@@ -1179,15 +1176,14 @@ def _past_a_band(chosen: list[_EdgeCandidate | None], side_points: Callable[...,
         beyond.append([c for c in _edge_candidates(found, lens, config) if c.support >= config.edge_support_keep
                        and np.linalg.norm(band - top) < np.linalg.norm(
                            band - side_colour(k, c.depth_of_pitch + 0.02, c.depth_of_pitch + 0.08)[1:])])
-    widths = {k: b[0].depth_of_pitch - c.depth_of_pitch
-              for k, (b, c) in enumerate(zip(beyond, chosen, strict=True)) if b and c is not None}
+    widths = {k: b[0].depth_of_pitch - c.depth_of_pitch for k, (b, c) in enumerate(zip(beyond, sides, strict=True)) if b}
     if len(widths) < 3:
         return chosen
     middle = float(np.median(list(widths.values())))
     banded = [k for k, w in widths.items() if abs(w - middle) <= config.band_width_spread_of_pitch / 2]
     if len(banded) < 3:
         return chosen
-    outer = [beyond[k][0] if k in banded else chosen[k] for k in range(4)]
+    outer: list[_EdgeCandidate | None] = [beyond[k][0] if k in banded else sides[k] for k in range(4)]
     for k in range(4):
         opposite = outer[(k + 2) % 4]
         if k not in banded and not _alike(outer[k], opposite, config):
@@ -1216,6 +1212,15 @@ def _surface_colour(lab: np.ndarray, lattice_to_image: np.ndarray, gap: float = 
     return np.asarray(np.median(lab[ys, xs], axis=0))
 
 
+def _profile_points(lattice_to_image: np.ndarray, a: np.ndarray, b: np.ndarray, outward: np.ndarray,
+                    offsets: np.ndarray, profiles: int, gap: float = 0.0) -> np.ndarray:
+    """Image points (profiles, offsets, 2) on ``profiles`` profiles running outward across one side of
+    the lattice (from ``a`` to ``b``, its ends left out), ``offsets`` pitches beyond the outer pit cells."""
+    ts = np.linspace(0.06, 0.94, profiles)
+    lat = a[None, None] + ts[:, None, None] * (b - a)[None, None] + offsets[None, :, None] * outward[None, None]
+    return lattice_points(lattice_to_image, lat, gap).reshape(len(ts), len(offsets), 2)
+
+
 def _edge_points(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.ndarray, lattice_to_image: np.ndarray,
                  a: np.ndarray, b: np.ndarray, outward: np.ndarray, config: LocaliseConfig, *,
                  by_colour: bool = False, gap: float = 0.0, reference_at: tuple[float, float] = (-0.04, 0.02),
@@ -1228,9 +1233,7 @@ def _edge_points(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.
     h, w = gx.shape
     step = config.profile_step_of_pitch
     offsets = np.arange(-0.15, config.max_margin_of_pitch + 1e-9, step)
-    ts = np.linspace(0.06, 0.94, config.profiles_per_side)
-    lat = a[None, None] + ts[:, None, None] * (b - a)[None, None] + offsets[None, :, None] * outward[None, None]
-    pts = lattice_points(lattice_to_image, lat, gap).reshape(len(ts), len(offsets), 2)
+    pts = _profile_points(lattice_to_image, a, b, outward, offsets, config.profiles_per_side, gap)
     normal = np.gradient(pts, axis=1)
     normal /= np.linalg.norm(normal, axis=2, keepdims=True) + 1e-9
     mx, my = pts[..., 0].astype(np.float32), pts[..., 1].astype(np.float32)
@@ -1253,11 +1256,11 @@ def _edge_points(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.
     gap = max(1, round(0.02 / step))
     # The colour distance's median over every window of n_in offsets along each profile (window
     # s starts at offset s; the last ones are cut short by the profile's end), all at once.
-    padded = np.concatenate([dist, np.full((len(ts), n_in - 1), np.nan)], axis=1)
+    padded = np.concatenate([dist, np.full((len(pts), n_in - 1), np.nan)], axis=1)
     window_median = np.nanmedian(sliding_window_view(padded, n_in, axis=1), axis=2)
     # Every edge point with the surface's colour inside and another colour outside, per profile.
     found: list[tuple[int, int, np.ndarray]] = []  # (profile, offset index, image point)
-    for i in range(len(ts)):
+    for i in range(len(pts)):
         gi = g[i]
         floor = max(config.min_board_edge_strength, 0.25 * float(gi.max()))
         for k in range(n_in + gap, len(offsets) - 1 - gap):
@@ -1274,7 +1277,7 @@ def _edge_points(gx: np.ndarray, gy: np.ndarray, lab: np.ndarray, reference: np.
                 found.append((i, k, pts[i, k] + np.clip(frac, -0.5, 0.5) * (pts[i, k + 1] - pts[i, k - 1]) / 2))
     k_mid = int(np.median([f[1] for f in found])) if found else len(offsets) // 2
     return _EdgePoints(np.array([f[2] for f in found], np.float64).reshape(-1, 2), np.array([f[0] for f in found], int),
-                       offsets[np.array([f[1] for f in found], int)], np.array([pts[0, k_mid], pts[-1, k_mid]]), len(ts))
+                       offsets[np.array([f[1] for f in found], int)], np.array([pts[0, k_mid], pts[-1, k_mid]]), len(pts))
 
 
 def _edge_candidates(found: _EdgePoints, lens: _Lens, config: LocaliseConfig) -> list[_EdgeCandidate]:
