@@ -24,18 +24,14 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 from pathlib import Path
 from typing import Any
 
 import cv2
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from omweso_cam.rules import Position, RuleSet  # noqa: E402
-from omweso_cam.vision.synth.corpus import random_game_position  # noqa: E402
+from omweso_cam.rules import Position, RuleSet
+from omweso_cam.vision.synth.corpus import random_game_position
 
 #: Seed colours (BGR): grey-green nicker nuts, brown beans, black and cream pebbles, tan seeds.
 SEED_COLOURS = ((150, 160, 150), (120, 130, 125), (40, 60, 90), (30, 30, 35), (190, 215, 225), (70, 110, 160))

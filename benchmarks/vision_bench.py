@@ -78,8 +78,7 @@ def _renders(n: int, style: str, seed: int) -> list[tuple[np.ndarray | None, dic
 
 
 def _drawn(n: int, seed: int, *, arm: bool = False) -> list[tuple[np.ndarray, dict[str, Any]]]:
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from drawn_boards import drawn_boards
+    from drawn_boards import drawn_boards  # beside this script, so on its path
 
     return list(drawn_boards(n, seed, arm=arm))
 

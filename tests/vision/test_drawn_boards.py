@@ -8,7 +8,6 @@ seeds are from the set the renderer was written on (4000001+), not the benchmark
 from __future__ import annotations
 
 import importlib.util
-import sys
 from pathlib import Path
 
 import cv2
@@ -27,7 +26,6 @@ def drawn():
     spec = importlib.util.spec_from_file_location("drawn_boards", _PATH)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("drawn_boards", module)
     spec.loader.exec_module(module)
     return module
 
