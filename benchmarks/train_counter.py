@@ -1,6 +1,8 @@
 """Train the seed-count network (a small CNN over one pit crop) and export it for the reader.
 
-    python -m venv /tmp/train && /tmp/train/bin/pip install torch onnx numpy "opencv-python-headless<5" tqdm
+The README ("Development") gives the exact commands that made the shipped network.
+
+    python -m venv /tmp/train && /tmp/train/bin/pip install torch==2.13.0 onnx onnxruntime numpy "opencv-python-headless<5" tqdm
     /tmp/train/bin/pip install --no-deps -e .
     /tmp/train/bin/python benchmarks/train_counter.py --train /tmp/counter/train.npz \
         --val /tmp/counter/val.npz --unseen /tmp/counter/unseen.npz --out calibration/
@@ -92,7 +94,15 @@ def soft_targets(counts: np.ndarray) -> np.ndarray:
     return (t / t.sum(axis=1, keepdims=True)).astype(np.float32)
 
 
-def build(torch, width: int, fused: bool = False):  # type: ignore[no-untyped-def]
+#: Trunk shapes: per stage (output width as a multiple of ``--width``, convolutions), a 2x2
+#: max pool between stages; the first convolution is 5x5 with stride 2 (48 -> 24 px).
+ARCHS = {
+    "small": ((1, 1), (2, 1), (3, 2), (4, 1)),  # the network shipped until 2026-12-03 (about 9 M MACs a crop)
+    "deep": ((1, 1), (2, 1), (3, 3), (6, 2)),  # more convolutions at 12 and 6 px (about 16 M MACs)
+}
+
+
+def build(torch, width: int, fused: bool = False, arch: str = "small"):  # type: ignore[no-untyped-def]
     """Trunk and head. ``fused``: batch normalisation folded into the convolutions (as the
     exported ONNX file holds them), the form a shipped network is fine-tuned in."""
     nn = torch.nn
@@ -102,14 +112,17 @@ def build(torch, width: int, fused: bool = False):  # type: ignore[no-untyped-de
             return [nn.Conv2d(cin, cout, k, stride, k // 2), nn.Identity(), nn.ReLU()]
         return [nn.Conv2d(cin, cout, k, stride, k // 2, bias=False), nn.BatchNorm2d(cout), nn.ReLU()]
 
-    w = width
-    trunk = nn.Sequential(
-        *block(3, w, 2, 5),  # 48 -> 24
-        *block(w, 2 * w), nn.MaxPool2d(2),  # -> 12
-        *block(2 * w, 3 * w), *block(3 * w, 3 * w), nn.MaxPool2d(2),  # -> 6
-        *block(3 * w, 4 * w), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
-    )
-    head = nn.Linear(4 * w, MAX_COUNT + 1)
+    stages = ARCHS[arch]
+    layers: list = block(3, width, 2, 5)  # 48 -> 24
+    cin = width
+    for i, (mult, convs) in enumerate(stages[1:]):
+        for _ in range(convs):
+            layers += block(cin, mult * width)
+            cin = mult * width
+        if i < len(stages) - 2:
+            layers.append(nn.MaxPool2d(2))  # 24 -> 12 -> 6
+    trunk = nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten())
+    head = nn.Linear(cin, MAX_COUNT + 1)
     return trunk, head
 
 
@@ -132,7 +145,7 @@ def load_shipped(torch, trunk, head, onnx_path: Path, head_path: Path) -> None: 
             weight, bias = (torch.from_numpy(values[name].copy()) for name in node.input[1:3])
             if weight.shape != conv.weight.shape:
                 raise SystemExit(f"{onnx_path}: {node.input[1]} is {tuple(weight.shape)}, expected {tuple(conv.weight.shape)}"
-                                 " (wrong --width?)")
+                                 " (wrong --width or --arch?)")
             conv.weight.copy_(weight)
             conv.bias.copy_(bias)
         counter = load_seed_model(str(head_path)).counter
@@ -160,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--unseen", type=Path)
     parser.add_argument("--epochs", type=int, default=14)
     parser.add_argument("--width", type=int, default=16)
+    parser.add_argument("--arch", choices=sorted(ARCHS), default="deep", help="trunk shape (see ARCHS)")
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
@@ -195,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     weight = 1.0 / np.sqrt(np.maximum(freq[y], 1.0))
     weight /= weight.sum()
 
-    trunk, head = build(torch, args.width, fused=args.from_shipped is not None)
+    trunk, head = build(torch, args.width, fused=args.from_shipped is not None, arch=args.arch)
     model = torch.nn.Sequential(trunk, head)
     if args.from_shipped:
         load_shipped(torch, trunk, head, args.from_shipped / "seed_counter.onnx",
