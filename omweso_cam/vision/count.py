@@ -57,6 +57,9 @@ class CountConfig:
     # as well on the validation crops (95.8 % vs 95.9 %) but a little worse through the whole
     # pipeline (vision_bench: 95.5 / 92.4 / 87.0 % vs 95.6 / 93.2 / 87.4 %) and the fresh films
     # lost a move and raised two false alarms (track_bench --start: 46/48, 2 vs 47/48, 0).
+    # Those numbers are the network shipped before 2026-12-03; the deeper one since is unsure of
+    # about one pit in seven and gains less from the other views (docs/vision.md, "A deeper
+    # counting network"); whether it still needs them has not been measured on the films.
     views: int = 8
     sure_probability: float = 0.9
 

@@ -202,11 +202,13 @@ def test_calibrate_warns_of_a_board_the_reader_would_distrust(images: dict[str, 
 
 
 def test_read_brings_a_still_to_64_seeds_unless_asked_not_to(capsys: pytest.CaptureFixture[str]) -> None:
-    still = str(samples_dir() / "stills" / "still_000.jpg")  # the standard set-up, two pits read a seed short
+    still = str(samples_dir() / "stills" / "still_000.jpg")  # the standard set-up, a pit or two read a seed short
     assert main(["read", still, "--json"]) == 0
     fitted = _lines(capsys)[0]
     assert main(["read", still, "--json", "--no-fit"]) == 0
     as_read = _lines(capsys)[0]
-    assert sum(map(sum, fitted["counts"])) == 64 and sum(map(sum, as_read["counts"])) == 62
-    assert fitted["detail"].startswith("62 seeds read; brought to the board's 64 in ")
+    read_total = sum(map(sum, as_read["counts"]))
+    assert 60 <= read_total < 64, "the test needs a still the counter reads a little short"
+    assert sum(map(sum, fitted["counts"])) == 64
+    assert fitted["detail"].startswith(f"{read_total} seeds read; brought to the board's 64 in ")
     assert "seeds read" not in as_read.get("detail", "")

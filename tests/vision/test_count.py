@@ -86,14 +86,17 @@ def _rendered(seed: int, style: str, counts: list[int]) -> tuple[np.ndarray, np.
 
 
 def test_shipped_network_counts_fresh_renders_it_never_saw() -> None:
-    # Scene seeds far from the training ones (300,000-330,000) and from the benchmark's (900,001+);
-    # half in the held-out style. Measured with the shipped network: 81% exact, 96% within one
-    # (eight views averaged); 76% / 95% from one view, whose likelihoods are also worse.
+    # Scene seeds far from the training ones (6,000,000+ since 2026-12-03) and from the
+    # benchmark's (900,001+); half in the held-out style. Twelve boards (four until 2026-12-03:
+    # one smeared board of cream seeds then decided the within-one share). Measured with the
+    # network shipped on 2026-12-03: 84.9% exact, 96.1% within one (eight views averaged), NLL
+    # 0.576 nats a pit against 0.612 from one view; the network before it: 81.8%, 96.4%, 0.587
+    # against 0.655.
     rng = np.random.default_rng(5)
     crops, counts = [], []
-    for k, style in enumerate(("default", "unseen", "default", "unseen")):
+    for k in range(12):
         board = [int(c) for c in rng.integers(0, 7, 32)]
-        c, n = _rendered(1_500_000 + k, style, board)
+        c, n = _rendered(1_500_000 + k, ("default", "unseen")[k % 2], board)
         crops.append(c)
         counts.append(n)
     truth = np.concatenate(counts)
@@ -105,8 +108,11 @@ def test_shipped_network_counts_fresh_renders_it_never_saw() -> None:
     def nll(result: object) -> float:
         return float(-np.mean(result.log_likelihoods[np.arange(len(truth)), truth]))  # type: ignore[attr-defined]
 
+    # Eight views must still earn their time. The deeper network gains less from them than the
+    # one before (6% here, 5-9% on its validation crops, against 10%), so this bound was 0.9 before
+    # 2026-12-03; see docs/vision.md, "A deeper counting network".
     one_view = count_crops(np.concatenate(crops), views=(0,))
-    assert nll(every_view) < 0.9 * nll(one_view)  # measured 0.51 vs 0.61 nats per pit
+    assert nll(every_view) < 0.97 * nll(one_view)
 
 
 def test_views_are_the_eight_symmetries_of_a_square() -> None:
