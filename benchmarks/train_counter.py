@@ -94,8 +94,9 @@ def soft_targets(counts: np.ndarray) -> np.ndarray:
     return (t / t.sum(axis=1, keepdims=True)).astype(np.float32)
 
 
-#: Trunk shapes: per stage (output width as a multiple of ``--width``, convolutions), a 2x2
-#: max pool between stages; the first convolution is 5x5 with stride 2 (48 -> 24 px).
+#: Trunk shapes: per stage (output width as a multiple of ``--width``, 3x3 convolutions), a 2x2
+#: max pool between the stages after the first. The first entry is the stem, always one 5x5
+#: convolution of stride 2 (48 -> 24 px); then stages at 24, 12 and 6 px.
 ARCHS = {
     "small": ((1, 1), (2, 1), (3, 2), (4, 1)),  # the network shipped until 2026-12-03 (about 9 M MACs a crop)
     "deep": ((1, 1), (2, 1), (3, 3), (6, 2)),  # more convolutions at 12 and 6 px (about 16 M MACs)
