@@ -94,16 +94,16 @@ def soft_targets(counts: np.ndarray) -> np.ndarray:
     return (t / t.sum(axis=1, keepdims=True)).astype(np.float32)
 
 
-#: Trunk shapes: per stage (output width as a multiple of ``--width``, 3x3 convolutions), a 2x2
-#: max pool between the stages after the first. The first entry is the stem, always one 5x5
-#: convolution of stride 2 (48 -> 24 px); then stages at 24, 12 and 6 px.
+#: Trunk shapes after the stem (one 5x5 convolution of stride 2 to ``--width`` channels, 48 -> 24
+#: px): the stages at 24, 12 and 6 px, each (output width as a multiple of ``--width``, 3x3
+#: convolutions), a 2x2 max pool between them.
 ARCHS = {
-    "small": ((1, 1), (2, 1), (3, 2), (4, 1)),  # the network shipped until 2026-12-03 (about 9 M MACs a crop)
-    "deep": ((1, 1), (2, 1), (3, 3), (6, 2)),  # more convolutions at 12 and 6 px (about 16 M MACs)
+    "small": ((2, 1), (3, 2), (4, 1)),  # the network shipped until 2026-12-03 (about 9 M MACs a crop)
+    "deep": ((2, 1), (3, 3), (6, 2)),  # more convolutions at 12 and 6 px (about 16 M MACs)
 }
 
 
-def build(torch, width: int, fused: bool = False, arch: str = "small"):  # type: ignore[no-untyped-def]
+def build(torch, width: int, *, arch: str, fused: bool = False):  # type: ignore[no-untyped-def]
     """Trunk and head. ``fused``: batch normalisation folded into the convolutions (as the
     exported ONNX file holds them), the form a shipped network is fine-tuned in."""
     nn = torch.nn
@@ -116,12 +116,12 @@ def build(torch, width: int, fused: bool = False, arch: str = "small"):  # type:
     stages = ARCHS[arch]
     layers: list = block(3, width, 2, 5)  # 48 -> 24
     cin = width
-    for i, (mult, convs) in enumerate(stages[1:]):
+    for i, (mult, convs) in enumerate(stages):
+        if i:
+            layers.append(nn.MaxPool2d(2))  # 24 -> 12 -> 6
         for _ in range(convs):
             layers += block(cin, mult * width)
             cin = mult * width
-        if i < len(stages) - 2:
-            layers.append(nn.MaxPool2d(2))  # 24 -> 12 -> 6
     trunk = nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten())
     head = nn.Linear(cin, MAX_COUNT + 1)
     return trunk, head
@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     weight = 1.0 / np.sqrt(np.maximum(freq[y], 1.0))
     weight /= weight.sum()
 
-    trunk, head = build(torch, args.width, fused=args.from_shipped is not None, arch=args.arch)
+    trunk, head = build(torch, args.width, arch=args.arch, fused=args.from_shipped is not None)
     model = torch.nn.Sequential(trunk, head)
     if args.from_shipped:
         load_shipped(torch, trunk, head, args.from_shipped / "seed_counter.onnx",
