@@ -25,6 +25,12 @@ Tracker experiments without the reader: ``--save-readings DIR`` keeps every film
 ``--replay DIR`` runs only the tracker on them, through ``track_source`` as ``track`` does,
 and prints the films' table: a tracker setting is checked on all films in seconds instead of
 the tens of minutes the reader takes. The replay gives the run's own rows back exactly.
+
+A camera on a fixed rig: ``--calibrate`` reads each film through a calibration made the way
+a user makes one, ``omweso-cam calibrate corners`` on the film's first frame (the board found
+automatically; a film whose first frame gives none is read without, and the table says so),
+and ``--views N`` sets ``RunnerConfig.fixed_views`` for those reads (8, the default, or 1: one
+view a frame, the next view each frame).
 """
 
 from __future__ import annotations
@@ -322,15 +328,30 @@ def _read_observations(path: Path) -> list[Observation]:
                                        strict=True)]
 
 
-def run_pipeline(folder: Path, truth: dict[str, Any], *, start: bool,
-                 save: Path | None = None) -> tuple[dict[str, Any], float, int]:
+def film_calibration(folder: Path, truth: dict[str, Any], out: Path) -> Any:
+    """The film's calibration as a user makes it: ``omweso-cam calibrate corners`` on its first
+    frame, the board found automatically. None when that finds no board."""
+    import contextlib
+    import io
+
+    from omweso_cam.cli import main as cli
+    from omweso_cam.runner import load_calibration
+
+    first = folder / truth["frames"][0]["file"]
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        code = cli(["calibrate", "corners", str(first), "--out", str(out)])
+    return load_calibration(out) if code == 0 else None
+
+
+def run_pipeline(folder: Path, truth: dict[str, Any], *, start: bool, save: Path | None = None,
+                 calibration: Any = None, views: int = 8) -> tuple[dict[str, Any], float, int]:
     from omweso_cam.runner import RunnerConfig, make_processor, track_source
     from omweso_cam.vision.frames import SourceConfig, open_source
 
     rules = RuleSet.preset(truth["rules"])
     source = open_source(folder, config=SourceConfig(folder_fps=float(truth["fps"])))
-    config = RunnerConfig().for_fps(source.fps)
-    processor = make_processor(config=config, fps=source.fps)
+    config = RunnerConfig(fixed_views=views).for_fps(source.fps)
+    processor = make_processor(calibration, config=config, fps=source.fps)
     seen = _recording(processor) if save is not None else []
     t0 = time.perf_counter()
     record = track_source(source, rules, start=Position.from_notation(truth["initial"]) if start else None,
@@ -341,7 +362,8 @@ def run_pipeline(folder: Path, truth: dict[str, Any], *, start: bool,
     return judge(truth, record["plies"], record["events"]), elapsed, record["frames"]
 
 
-def run_reader_only(folder: Path, truth: dict[str, Any], *, save: Path | None = None) -> dict[str, Any]:
+def run_reader_only(folder: Path, truth: dict[str, Any], *, save: Path | None = None, calibration: Any = None,
+                    views: int = 8) -> dict[str, Any]:
     """The real BoardReader on every stable frame, stability taken from the truth."""
     from omweso_cam.runner import FrameProcessor, RunnerConfig, live_reader, track_source
     from omweso_cam.vision.frames import SourceConfig, open_source
@@ -357,7 +379,8 @@ def run_reader_only(folder: Path, truth: dict[str, Any], *, save: Path | None = 
             pass
 
     stability = Phased()
-    processor = FrameProcessor(live_reader(), stability, max_reads_per_stable_run=3)  # type: ignore[arg-type]
+    processor = FrameProcessor(live_reader(calibration), stability, max_reads_per_stable_run=3,  # type: ignore[arg-type]
+                               fixed_views=views)
     original = processor.process
 
     def process(frame: Any) -> Any:
@@ -367,7 +390,7 @@ def run_reader_only(folder: Path, truth: dict[str, Any], *, save: Path | None = 
     processor.process = process  # type: ignore[method-assign]
     seen = _recording(processor) if save is not None else []
     source = open_source(folder, config=SourceConfig(folder_fps=float(truth["fps"])))
-    config = RunnerConfig().for_fps(source.fps)
+    config = RunnerConfig(fixed_views=views).for_fps(source.fps)
     record = track_source(source, RuleSet.preset(truth["rules"]), start=Position.from_notation(truth["initial"]),
                           processor=processor, config=config)
     if save is not None:
@@ -456,7 +479,7 @@ def sequences(fresh: int, seed: int, skip_vision: bool,
 
 
 def rendered(fresh: int, seed: int, skip_vision: bool, save_readings: Path | None = None,
-             illegal: str = "wrong_lap") -> None:
+             illegal: str = "wrong_lap", calibrate: bool = False, views: int = 8) -> None:
     found = sequences(fresh, seed, skip_vision, illegal)
     if not found:
         print("\n(no rendered sequences: sample_images/sequences is empty and --fresh 0)")
@@ -487,21 +510,26 @@ def rendered(fresh: int, seed: int, skip_vision: bool, save_readings: Path | Non
             film.mkdir(parents=True, exist_ok=True)
             (film / "truth.json").write_text(json.dumps(truth))
 
+        calibration = None
+        if calibrate:
+            calibration = film_calibration(folder, truth, _scratch("omweso-track-bench-cal-") / "calibration.json")
+            name += " calibrated" if calibration is not None else " (no calibration: no board in frame 0)"
         readings = "real reader, true stability"
-        reader = run_reader_only(folder, truth, save=_saved_as(film, readings))
+        reader = run_reader_only(folder, truth, save=_saved_as(film, readings), calibration=calibration, views=views)
         tally(name, readings, reader)
         rows.append([name, readings, truth["frame_count"],
                      f"{reader['recovered']}/{reader['moves']}", reader["extra"],
                      f"{reader['flagged_right']}/{reader['illegal']}", reader["false_alarms"], reader["on_hand"], "-"])
         for start in (True, False):
             readings = "full pipeline" + (" (--start)" if start else " (set-up read)")
-            result, elapsed, frames = run_pipeline(folder, truth, start=start, save=_saved_as(film, readings))
+            result, elapsed, frames = run_pipeline(folder, truth, start=start, save=_saved_as(film, readings),
+                                                   calibration=calibration, views=views)
             tally(name, readings, result)
             rows.append([name, readings, frames,
                          f"{result['recovered']}/{result['moves']}", result["extra"],
                          f"{result['flagged_right']}/{result['illegal']}", result["false_alarms"], result["on_hand"],
                          f"{frames / elapsed:.1f}"])
-    table("Rendered game sequences",
+    table("Rendered game sequences" + (f" (read through a calibration, {views} view(s) a read)" if calibrate else ""),
           ["sequence", "readings", "frames", "moves recovered", "moves invented", "illegal flagged in its frames",
            "false alarms", "moves on hand frames", "frames/s"],
           rows)
@@ -586,6 +614,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--skip-speed", action="store_true")
     parser.add_argument("--save-readings", type=Path, metavar="DIR",
                         help="also save every film's readings (one folder per film) for --replay")
+    parser.add_argument("--calibrate", action="store_true",
+                        help="read each film through a calibration of its first frame (`calibrate corners`)")
+    parser.add_argument("--views", type=int, choices=range(1, 9), default=8, metavar="N",
+                        help="RunnerConfig.fixed_views for reads through a calibration (default 8)")
     parser.add_argument("--replay", type=Path, metavar="DIR",
                         help="only run the tracker on readings saved with --save-readings (seconds, not minutes)")
     args = parser.parse_args(argv)
@@ -597,7 +629,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     simulated_games(args.games, args.seed)
     robustness(args.positions, max(5, args.games // 3), args.seed)
     states_cost(args.positions, args.seed)
-    rendered(args.fresh, args.seed, args.skip_vision, args.save_readings, args.illegal)
+    if args.views != 8 and not args.calibrate:
+        parser.error("--views applies to reads through a calibration: give --calibrate too")
+    rendered(args.fresh, args.seed, args.skip_vision, args.save_readings, args.illegal, args.calibrate, args.views)
     if not args.skip_speed and not args.skip_vision:
         speed_720p(args.seed)
     return 0
