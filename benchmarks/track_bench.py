@@ -30,7 +30,8 @@ A camera on a fixed rig: ``--calibrate`` reads each film through a calibration m
 a user makes one, ``omweso-cam calibrate corners`` on the film's first frame (the board found
 automatically; a film whose first frame gives none is read without, and the table says so),
 and ``--views N`` sets ``RunnerConfig.fixed_views`` for those reads (8, the default, or 1: one
-view a frame, the next view each frame).
+view a frame, the next view each frame). ``--lock-board`` instead lets the session calibrate
+itself (``RunnerConfig.lock_board``: the board's corners held once three reads agree).
 """
 
 from __future__ import annotations
@@ -344,13 +345,13 @@ def film_calibration(folder: Path, truth: dict[str, Any], out: Path) -> Any:
 
 
 def run_pipeline(folder: Path, truth: dict[str, Any], *, start: bool, save: Path | None = None,
-                 calibration: Any = None, views: int = 8) -> tuple[dict[str, Any], float, int]:
+                 calibration: Any = None, views: int = 8, lock: bool = False) -> tuple[dict[str, Any], float, int]:
     from omweso_cam.runner import RunnerConfig, make_processor, track_source
     from omweso_cam.vision.frames import SourceConfig, open_source
 
     rules = RuleSet.preset(truth["rules"])
     source = open_source(folder, config=SourceConfig(folder_fps=float(truth["fps"])))
-    config = RunnerConfig(fixed_views=views).for_fps(source.fps)
+    config = RunnerConfig(fixed_views=views, lock_board=lock).for_fps(source.fps)
     processor = make_processor(calibration, config=config, fps=source.fps)
     seen = _recording(processor) if save is not None else []
     t0 = time.perf_counter()
@@ -363,7 +364,7 @@ def run_pipeline(folder: Path, truth: dict[str, Any], *, start: bool, save: Path
 
 
 def run_reader_only(folder: Path, truth: dict[str, Any], *, save: Path | None = None, calibration: Any = None,
-                    views: int = 8) -> dict[str, Any]:
+                    views: int = 8, lock: bool = False) -> dict[str, Any]:
     """The real BoardReader on every stable frame, stability taken from the truth."""
     from omweso_cam.runner import FrameProcessor, RunnerConfig, live_reader, track_source
     from omweso_cam.vision.frames import SourceConfig, open_source
@@ -380,7 +381,7 @@ def run_reader_only(folder: Path, truth: dict[str, Any], *, save: Path | None = 
 
     stability = Phased()
     processor = FrameProcessor(live_reader(calibration), stability, max_reads_per_stable_run=3,  # type: ignore[arg-type]
-                               fixed_views=views)
+                               fixed_views=views, lock_board=lock)
     original = processor.process
 
     def process(frame: Any) -> Any:
@@ -479,7 +480,7 @@ def sequences(fresh: int, seed: int, skip_vision: bool,
 
 
 def rendered(fresh: int, seed: int, skip_vision: bool, save_readings: Path | None = None,
-             illegal: str = "wrong_lap", calibrate: bool = False, views: int = 8) -> None:
+             illegal: str = "wrong_lap", calibrate: bool = False, views: int = 8, lock: bool = False) -> None:
     found = sequences(fresh, seed, skip_vision, illegal)
     if not found:
         print("\n(no rendered sequences: sample_images/sequences is empty and --fresh 0)")
@@ -515,7 +516,8 @@ def rendered(fresh: int, seed: int, skip_vision: bool, save_readings: Path | Non
             calibration = film_calibration(folder, truth, _scratch("omweso-track-bench-cal-") / "calibration.json")
             name += " calibrated" if calibration is not None else " (no calibration: no board in frame 0)"
         readings = "real reader, true stability"
-        reader = run_reader_only(folder, truth, save=_saved_as(film, readings), calibration=calibration, views=views)
+        reader = run_reader_only(folder, truth, save=_saved_as(film, readings), calibration=calibration, views=views,
+                                 lock=lock)
         tally(name, readings, reader)
         rows.append([name, readings, truth["frame_count"],
                      f"{reader['recovered']}/{reader['moves']}", reader["extra"],
@@ -523,13 +525,14 @@ def rendered(fresh: int, seed: int, skip_vision: bool, save_readings: Path | Non
         for start in (True, False):
             readings = "full pipeline" + (" (--start)" if start else " (set-up read)")
             result, elapsed, frames = run_pipeline(folder, truth, start=start, save=_saved_as(film, readings),
-                                                   calibration=calibration, views=views)
+                                                   calibration=calibration, views=views, lock=lock)
             tally(name, readings, result)
             rows.append([name, readings, frames,
                          f"{result['recovered']}/{result['moves']}", result["extra"],
                          f"{result['flagged_right']}/{result['illegal']}", result["false_alarms"], result["on_hand"],
                          f"{frames / elapsed:.1f}"])
-    table("Rendered game sequences" + (f" (read through a calibration, {views} view(s) a read)" if calibrate else ""),
+    how = " (read through a calibration" if calibrate else " (the board locked once found" if lock else ""
+    table("Rendered game sequences" + (f"{how}, {views} view(s) a read)" if how else ""),
           ["sequence", "readings", "frames", "moves recovered", "moves invented", "illegal flagged in its frames",
            "false alarms", "moves on hand frames", "frames/s"],
           rows)
@@ -616,8 +619,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="also save every film's readings (one folder per film) for --replay")
     parser.add_argument("--calibrate", action="store_true",
                         help="read each film through a calibration of its first frame (`calibrate corners`)")
+    parser.add_argument("--lock-board", action="store_true",
+                        help="RunnerConfig.lock_board: the session holds the corners once three reads agree")
     parser.add_argument("--views", type=int, choices=range(1, 9), default=8, metavar="N",
-                        help="RunnerConfig.fixed_views for reads through a calibration (default 8)")
+                        help="RunnerConfig.fixed_views for reads at fixed corners (default 8)")
     parser.add_argument("--replay", type=Path, metavar="DIR",
                         help="only run the tracker on readings saved with --save-readings (seconds, not minutes)")
     args = parser.parse_args(argv)
@@ -629,9 +634,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     simulated_games(args.games, args.seed)
     robustness(args.positions, max(5, args.games // 3), args.seed)
     states_cost(args.positions, args.seed)
-    if args.views != 8 and not args.calibrate:
-        parser.error("--views applies to reads through a calibration: give --calibrate too")
-    rendered(args.fresh, args.seed, args.skip_vision, args.save_readings, args.illegal, args.calibrate, args.views)
+    if args.views != 8 and not (args.calibrate or args.lock_board):
+        parser.error("--views applies to reads at fixed corners: give --calibrate or --lock-board too")
+    if args.calibrate and args.lock_board:
+        parser.error("--calibrate and --lock-board are two ways to fix the corners: give one")
+    rendered(args.fresh, args.seed, args.skip_vision, args.save_readings, args.illegal, args.calibrate, args.views,
+             args.lock_board)
     if not args.skip_speed and not args.skip_vision:
         speed_720p(args.seed)
     return 0

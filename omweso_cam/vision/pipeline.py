@@ -309,6 +309,12 @@ def prepare_image(image: np.ndarray | None, config: ReaderConfig) -> tuple[np.nd
     return np.ascontiguousarray(image), scale, ""
 
 
+def _same_place(found: np.ndarray, corners: np.ndarray, tolerance: float) -> bool:
+    """Whether every corner of ``found`` is within ``tolerance`` of the board diagonal of ``corners``."""
+    diagonal = max(float(np.linalg.norm(corners[2] - corners[0])), float(np.linalg.norm(corners[3] - corners[1])))
+    return float(np.linalg.norm(np.asarray(found, np.float64) - corners, axis=1).max()) <= tolerance * diagonal
+
+
 class BoardReader:
     """Reads boards from frames; keeps what it learnt (grid, moved calibration) between frames."""
 
@@ -378,12 +384,16 @@ class BoardReader:
             drift = check_drift(image, self.calibration, config=self.config.drift)
             if not drift.moved:
                 return BoardLocation(corners, "calibration", drift.score), ""
-            self._frames_since_drift_check = 0  # moved: check again on the very next frame
             moved_score = drift.score
             detail = f"board moved since calibration (pit pattern score {moved_score:.2f}); re-localised"
         found = find_board(image, config=self.config.localise)
         if found is None and self.config.try_markers:
             found = find_markers(image)
+        if detail:
+            if found is not None and _same_place(found.corners_px, corners, self.config.drift.same_place):
+                # The pattern looked weak but the board is where it was: it has not moved.
+                return BoardLocation(corners, "calibration", moved_score), ""
+            self._frames_since_drift_check = 0  # moved: check again on the very next frame
         if found is None and detail:
             detail = f"board moved since calibration and was not found again (score {moved_score:.2f})"
         return found, detail

@@ -114,3 +114,20 @@ def test_drift_check_notices_a_moved_board() -> None:
     cal = Calibration(CORNERS, (960, 540), reference_score=here.score)
     moved = draw_board([2] * 32, rng=rng, corners_px=CORNERS + np.array([170.0, 60.0]))
     assert check_drift(moved.image, cal).moved
+
+
+def test_a_board_of_weak_pit_contrast_has_not_moved_on_the_frame_it_was_calibrated_on(tmp_path: Path) -> None:
+    # Sample still 36: a board whose pit pattern scores about 0.27 (most boards score well
+    # above 1). Held to the absolute floor of 0.5 as well as to its own score, its calibration
+    # called it moved on its own image, and a live rig searched for it afresh on every frame.
+    from omweso_cam.cli import main
+
+    still = Path(__file__).parents[2] / "sample_images" / "stills" / "still_036.jpg"
+    out = tmp_path / "rig.json"
+    assert main(["calibrate", "corners", str(still), "--out", str(out)]) == 0
+    cal = Calibration.load(out)
+    assert cal.reference_score is not None and cal.reference_score < 0.5
+    from omweso_cam.vision.pipeline import load_image
+
+    image, _ = load_image(str(still))
+    assert not check_drift(image, cal).moved

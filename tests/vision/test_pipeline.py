@@ -105,6 +105,17 @@ def test_calibrated_read_uses_the_calibration_and_notices_a_moved_board(drawn) -
     assert reading.method == "auto" and "moved" in reading.detail
 
 
+def test_a_board_found_again_where_it_was_calibrated_has_not_moved(drawn) -> None:  # type: ignore[no-untyped-def]
+    # A drift check that fires (here: a reference score no frame reaches) is confirmed by
+    # finding the board again; found where the calibration holds it, it has not moved, and the
+    # read stays at the calibrated corners (one frame's pattern score is noisy).
+    h, w = drawn.image.shape[:2]
+    found = BoardReader().read(drawn.image)
+    reader = BoardReader(Calibration(found.corners_px, (w, h), reference_score=100.0))
+    reading = reader.read(drawn.image)
+    assert reading.status == "ok" and reading.method == "calibration" and "moved" not in reading.detail
+
+
 def test_reader_at_fixed_corners_skips_localisation_and_keeps_the_seed_model(drawn) -> None:  # type: ignore[no-untyped-def]
     h, w = drawn.image.shape[:2]
     reader = BoardReader()
