@@ -70,6 +70,9 @@ class StabilityMonitor:
         # The frames themselves, to look at them again through a new window.
         self._previous_frame: np.ndarray | None = None
         self._reference_frame: np.ndarray | None = None
+        # The last stable frame of each of the last rest periods (newest last; see update).
+        self._rests: list[np.ndarray] = []
+        self._was_stable = False
         self._quiet = 0
         self._needed = config.stable_frames
         self.last_motion_frac = 0.0
@@ -85,6 +88,8 @@ class StabilityMonitor:
     def reset(self) -> None:
         """Forget the frames seen (the next frame starts a new quiet run)."""
         self._previous = self._reference = self._previous_frame = self._reference_frame = None
+        self._rests = []
+        self._was_stable = False
         self._quiet = 0
         self._needed = self.config.stable_frames
 
@@ -186,6 +191,13 @@ class StabilityMonitor:
     def update(self, image_bgr: np.ndarray) -> str:
         """Classify one frame (BGR uint8, any size). The frame is kept, not copied (see
         :meth:`_window`): a caller must not write into a frame it has passed here."""
+        state = self._update(image_bgr)
+        if state != STABLE and self._was_stable and self._reference_frame is not None:
+            self._rests = [*self._rests[-1:], self._reference_frame]  # a rest period ends
+        self._was_stable = state == STABLE
+        return state
+
+    def _update(self, image_bgr: np.ndarray) -> str:
         cfg = self.config
         h, w = image_bgr.shape[:2]
         window = self._window((w, h))
@@ -211,19 +223,39 @@ class StabilityMonitor:
         skin = ((ycrcb[..., 1] >= cfg.skin_cr_range[0]) & (ycrcb[..., 1] <= cfg.skin_cr_range[1])
                 & (ycrcb[..., 2] >= cfg.skin_cb_range[0]) & (ycrcb[..., 2] <= cfg.skin_cb_range[1])
                 & (ycrcb[..., 0] >= cfg.skin_min_luma))
+        def against(reference: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+            """The changes that count: since the previous frame, and those since ``reference`` that
+            reach out of the board. A hand held still differs from the last stable board, not from
+            the previous frame; so do the seeds a move left, on a board that may be skin-coloured
+            itself. A hand comes with an arm from beyond the board: only changes reaching out count."""
+            since = self._changed(grey, reference[0], region, 2 * cfg.motion_threshold_levels)
+            if frac(skin & (motion | since)) < cfg.hand_min_frac:  # no hand either way (most frames)
+                return motion
+            # Beyond the board an arm may be as light as the table: its colour tells it apart.
+            chroma = ycrcb[..., 1:].astype(np.float32)
+            moved = since | np.any([self._changed(chroma[..., k], reference[1][..., k], region,
+                                                  cfg.motion_threshold_levels) for k in (0, 1)], axis=0)
+            out: np.ndarray = motion | (since & _reaching_out(moved, region))
+            return out
+
         changed = motion
         if self._reference is not None and self._reference[0].shape == grey.shape:
-            reference, reference_chroma = self._reference
-            # A hand held still differs from the last stable board, not from the previous frame;
-            # so do the seeds a move left, on a board that may be skin-coloured itself. A hand
-            # comes with an arm from beyond the board: only changes that reach out of it count.
-            since = self._changed(grey, reference, region, 2 * cfg.motion_threshold_levels)
-            if frac(skin & (motion | since)) >= cfg.hand_min_frac:  # else no hand either way (most frames)
-                # Beyond the board an arm may be as light as the table: its colour tells it apart.
-                chroma = ycrcb[..., 1:].astype(np.float32)
-                moved = since | np.any([self._changed(chroma[..., k], reference_chroma[..., k], region,
-                                                      cfg.motion_threshold_levels) for k in (0, 1)], axis=0)
-                changed = motion | (since & _reaching_out(moved, region))
+            changed = against(self._reference)
+            if (frac(skin & changed) >= cfg.hand_min_frac and self.last_motion_frac < cfg.moving_min_frac
+                    and frac(skin & motion) < cfg.hand_min_frac):
+                # A hand seen only against the last stable frame, on a frame that does not change:
+                # a hand held still, or a reference that held a hand (at a few frames a second one
+                # quiet frame after a hand is stable, and a hand at the board's edge may be still
+                # then). The board of an earlier rest period tells them apart: a still hand differs
+                # from it too, a hand gone does not. Else every still frame after such a reference
+                # was a hand, to the end of the film (seed 2105's 35 px default film, 35 frames).
+                for rest in reversed(self._rests):
+                    if rest is self._reference_frame:
+                        continue
+                    earlier = _reference_of(*self._look(rest, window))
+                    if earlier[0].shape == grey.shape and frac(skin & (seen := against(earlier))) < cfg.hand_min_frac:
+                        self._reference, self._reference_frame, changed = earlier, rest, seen
+                        break
         self.last_threshold = threshold  # the motion test's (the diagnostics describe the frame pair)
         self.last_hand_frac = frac(skin & changed)
         if self.last_hand_frac >= cfg.hand_min_frac:

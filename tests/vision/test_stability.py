@@ -68,6 +68,34 @@ def test_seeds_moved_on_a_skin_coloured_board_settle_to_stable() -> None:
     assert states[0] != STABLE and states[-2:] == [STABLE, STABLE], states
 
 
+def test_a_sleeve_held_still_for_a_frame_does_not_make_every_later_frame_a_hand() -> None:
+    # At a few frames a second one quiet frame after a hand is stable; a sleeve (not skin) held
+    # still over a pale (skin-coloured) board then became the last stable frame, and once it
+    # left, the board it had covered differed from that frame, skin-coloured and reaching out
+    # of the picture: a hand on every still frame after (seed 2105's 35 px default film).
+    pale = {"board_bgr": (140, 178, 211), "bowl_bgr": (110, 150, 190)}
+    board = draw_board([3] * 32, rng=np.random.default_rng(1), image_size=(1280, 720), noise=0, **pale).image
+    sleeve = board.copy()
+    cv2.line(sleeve, (700, 330), (1279, 520), (120, 60, 30), 90)  # dark blue cloth from beyond the picture
+    rng = np.random.default_rng(3)
+    monitor = StabilityMonitor(StabilityConfig(stable_frames=1))
+    assert [monitor.update(_noisy(board, rng)) for _ in range(3)][-1] == STABLE
+    assert [monitor.update(_noisy(sleeve, rng)) for _ in range(2)] == [MOVING, STABLE]
+    assert monitor.update(_noisy(board, rng)) == HAND  # the sleeve leaving, over skin-coloured wood
+    assert [monitor.update(_noisy(board, rng)) for _ in range(3)] == [STABLE, STABLE, STABLE]
+    # A hand held still after two rests is still a hand: it differs from the board of each.
+    base = _frame(rng)
+    moved = base.copy()
+    cv2.circle(moved, (640, 360), 30, (30, 30, 30), -1)  # a seed put down: a second rest
+    hand = moved.copy()
+    cv2.ellipse(hand, (600, 300), (220, 120), 20, 0, 360, (120, 150, 200), -1)  # skin tone (BGR)
+    cv2.line(hand, (700, 330), (1279, 520), (120, 150, 200), 90)  # its arm, from beyond the picture
+    monitor = StabilityMonitor(StabilityConfig(stable_frames=1))
+    assert [monitor.update(_noisy(base, rng)) for _ in range(3)][-1] == STABLE
+    assert [monitor.update(_noisy(moved, rng)) for _ in range(3)][-1] == STABLE
+    assert [monitor.update(_noisy(hand, rng)) for _ in range(4)] == [HAND] * 4
+
+
 def test_region_limits_what_is_watched() -> None:
     rng = np.random.default_rng(0)
     base = _frame(rng)
