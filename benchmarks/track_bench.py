@@ -626,6 +626,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--replay", type=Path, metavar="DIR",
                         help="only run the tracker on readings saved with --save-readings (seconds, not minutes)")
     args = parser.parse_args(argv)
+    if args.views != 8 and not (args.calibrate or args.lock_board):
+        parser.error("--views applies to reads at fixed corners: give --calibrate or --lock-board too")
+    if args.calibrate and args.lock_board:
+        parser.error("--calibrate and --lock-board are two ways to fix the corners: give one")
     if args.replay is not None:
         if not args.replay.is_dir():
             parser.error(f"--replay: no folder {args.replay}")
@@ -634,10 +638,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     simulated_games(args.games, args.seed)
     robustness(args.positions, max(5, args.games // 3), args.seed)
     states_cost(args.positions, args.seed)
-    if args.views != 8 and not (args.calibrate or args.lock_board):
-        parser.error("--views applies to reads at fixed corners: give --calibrate or --lock-board too")
-    if args.calibrate and args.lock_board:
-        parser.error("--calibrate and --lock-board are two ways to fix the corners: give one")
     rendered(args.fresh, args.seed, args.skip_vision, args.save_readings, args.illegal, args.calibrate, args.views,
              args.lock_board)
     if not args.skip_speed and not args.skip_vision:

@@ -95,7 +95,7 @@ class RunnerConfig:
     network of 2026-12-03, on the 36 fresh films of track_bench's seeds 2100-2105 (each
     calibrated on its first frame, set-up given and read summed) 546 of 576 moves, 60 of 72
     illegal sowings flagged and no false alarm, against 536, 57 and one for one view a frame
-    (docs/tracking.md, "Films read through a calibration").
+    (before that day's drift-check fix; docs/tracking.md, "Films read through a calibration").
     Without fixed corners finding the board costs about 250 ms a read, and every read
     averages all eight views.
     """

@@ -223,6 +223,7 @@ class StabilityMonitor:
         skin = ((ycrcb[..., 1] >= cfg.skin_cr_range[0]) & (ycrcb[..., 1] <= cfg.skin_cr_range[1])
                 & (ycrcb[..., 2] >= cfg.skin_cb_range[0]) & (ycrcb[..., 2] <= cfg.skin_cb_range[1])
                 & (ycrcb[..., 0] >= cfg.skin_min_luma))
+
         def against(reference: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
             """The changes that count: since the previous frame, and those since ``reference`` that
             reach out of the board. A hand held still differs from the last stable board, not from
@@ -244,9 +245,9 @@ class StabilityMonitor:
             if (frac(skin & changed) >= cfg.hand_min_frac and self.last_motion_frac < cfg.moving_min_frac
                     and frac(skin & motion) < cfg.hand_min_frac):
                 # A hand seen only against the last stable frame, on a frame that does not change:
-                # a hand held still, or a reference that held a hand (at a few frames a second one
-                # quiet frame after a hand is stable, and a hand at the board's edge may be still
-                # then). The board of an earlier rest period tells them apart: a still hand differs
+                # a hand held still, or a reference that held an arm (at a few frames a second one
+                # quiet frame after a hand is stable, and a sleeve at the board's edge, not skin,
+                # may be still then: the skin-coloured wood it covered differs from it later). The board of an earlier rest period tells them apart: a still hand differs
                 # from it too, a hand gone does not. Else every still frame after such a reference
                 # was a hand, to the end of the film (seed 2105's 35 px default film, 35 frames).
                 for rest in reversed(self._rests):
