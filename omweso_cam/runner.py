@@ -189,15 +189,14 @@ class FrameProcessor:
         """Whether ``reading`` found the board somewhere new that no second read has confirmed yet."""
         import numpy as np
 
+        from omweso_cam.vision.localise import corners_within
+
         if reading.status != "ok" or reading.corners_px is None or self.jump_tolerance <= 0:
             return False
         corners = np.asarray(reading.corners_px, dtype=np.float64)
 
         def far(other: np.ndarray | None) -> bool:
-            if other is None:
-                return False
-            diagonal = max(float(np.linalg.norm(other[2] - other[0])), float(np.linalg.norm(other[3] - other[1])))
-            return float(np.linalg.norm(corners - other, axis=1).max()) > self.jump_tolerance * diagonal
+            return other is not None and not corners_within(corners, other, self.jump_tolerance)
 
         if far(self._anchor) and (self._jump is None or far(self._jump)):
             self._jump = corners

@@ -59,7 +59,8 @@ class CountConfig:
     # lost a move and raised two false alarms (track_bench --start: 46/48, 2 vs 47/48, 0).
     # Those numbers are the network shipped before 2026-12-03; the deeper one since is unsure of
     # about one pit in seven and gains less from the other views (docs/vision.md, "A deeper
-    # counting network"); whether it still needs them has not been measured on the films.
+    # counting network"), but on films read through a calibration one view a frame still followed
+    # fewer moves than eight (RunnerConfig.fixed_views; docs/tracking.md).
     views: int = 8
     sure_probability: float = 0.9
 

@@ -186,6 +186,14 @@ def quad_diagonal(quad: np.ndarray) -> float:
     return float(np.linalg.norm(q[2] - q[0]) + np.linalg.norm(q[3] - q[1])) / 2
 
 
+def corners_within(corners: np.ndarray, other: np.ndarray, tolerance: float) -> bool:
+    """Whether every corner of ``corners`` is within ``tolerance`` of ``other``'s longer diagonal of
+    its twin in ``other`` (TL, TR, BR, BL both): the same board place, give or take."""
+    other = np.asarray(other, np.float64)
+    diagonal = max(float(np.linalg.norm(other[2] - other[0])), float(np.linalg.norm(other[3] - other[1])))
+    return float(np.linalg.norm(np.asarray(corners, np.float64) - other, axis=1).max()) <= tolerance * diagonal
+
+
 def clockwise(quad: np.ndarray) -> np.ndarray:
     """The four points in clockwise order on screen (y down), starting anywhere."""
     quad = np.asarray(quad, dtype=np.float64).reshape(4, 2)

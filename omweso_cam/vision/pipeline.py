@@ -36,6 +36,7 @@ from omweso_cam.vision.localise import (
     PIT_NODES,
     BoardLocation,
     LocaliseConfig,
+    corners_within,
     find_board,
     find_markers,
     find_pit_lattice,
@@ -309,12 +310,6 @@ def prepare_image(image: np.ndarray | None, config: ReaderConfig) -> tuple[np.nd
     return np.ascontiguousarray(image), scale, ""
 
 
-def _same_place(found: np.ndarray, corners: np.ndarray, tolerance: float) -> bool:
-    """Whether every corner of ``found`` is within ``tolerance`` of the board diagonal of ``corners``."""
-    diagonal = max(float(np.linalg.norm(corners[2] - corners[0])), float(np.linalg.norm(corners[3] - corners[1])))
-    return float(np.linalg.norm(np.asarray(found, np.float64) - corners, axis=1).max()) <= tolerance * diagonal
-
-
 class BoardReader:
     """Reads boards from frames; keeps what it learnt (grid, moved calibration) between frames."""
 
@@ -390,7 +385,7 @@ class BoardReader:
         if found is None and self.config.try_markers:
             found = find_markers(image)
         if detail:
-            if found is not None and _same_place(found.corners_px, corners, self.config.drift.same_place):
+            if found is not None and corners_within(found.corners_px, corners, self.config.drift.same_place):
                 # The pattern looked weak but the board is where it was: it has not moved.
                 return BoardLocation(corners, "calibration", moved_score), ""
             self._frames_since_drift_check = 0  # moved: check again on the very next frame

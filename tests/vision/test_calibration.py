@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from omweso_cam.cli import main
 from omweso_cam.vision.calibration import (
     FORMAT,
     VERSION,
@@ -18,6 +19,7 @@ from omweso_cam.vision.calibration import (
 from omweso_cam.vision.count import SeedModel, SeedModelError
 from omweso_cam.vision.counter_net import COUNTS, CounterHead
 from omweso_cam.vision.grid import nominal_grid
+from omweso_cam.vision.pipeline import load_image
 from tests.vision.drawn import draw_board
 
 CORNERS = np.array([[192.0, 108.0], [768.0, 108.0], [768.0, 432.0], [192.0, 432.0]])
@@ -120,14 +122,10 @@ def test_a_board_of_weak_pit_contrast_has_not_moved_on_the_frame_it_was_calibrat
     # Sample still 36: a board whose pit pattern scores about 0.27 (most boards score well
     # above 1). Held to the absolute floor of 0.5 as well as to its own score, its calibration
     # called it moved on its own image, and a live rig searched for it afresh on every frame.
-    from omweso_cam.cli import main
-
     still = Path(__file__).parents[2] / "sample_images" / "stills" / "still_036.jpg"
     out = tmp_path / "rig.json"
     assert main(["calibrate", "corners", str(still), "--out", str(out)]) == 0
     cal = Calibration.load(out)
     assert cal.reference_score is not None and cal.reference_score < 0.5
-    from omweso_cam.vision.pipeline import load_image
-
     image, _ = load_image(str(still))
     assert not check_drift(image, cal).moved
