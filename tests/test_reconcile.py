@@ -159,6 +159,38 @@ def test_two_moves_between_readings_are_found_at_depth_two() -> None:
         assert anything.status == ILLEGAL
 
 
+def _read_unsurely(board: tuple[int, ...] | list[int], costs: dict[int, float], sure: float = 12.0) -> Observation:
+    """``board`` read with a count off by ``n`` seeds costing ``costs[pit] * n`` nats (``sure`` elsewhere)."""
+    rows = tuple(tuple(-costs.get(i, sure) * abs(n - seen) for n in range(65)) for i, seen in enumerate(board))
+    return Observation(5, 0.5, "stable", rows)
+
+
+def test_a_board_explained_only_within_a_lenient_bar_is_still_searched_two_moves_deep() -> None:
+    # The first move a1 played and the reply h4 under way, read by a camera unsure of the pits
+    # h4 changed (3 nats a seed) and of a1's last pit (read a seed short, as if a1 still had one
+    # in hand). With the illegal bar at 30 nats (the tracker's set-up phase on distrusted counts)
+    # no single move is off by that much, so two moves were never searched: a1 alone, unsure
+    # whether finished. With the search's own bar for a board explained at 8.5 it finds a1
+    # finished and h4 under way.
+    start = Position.standard()
+    after = apply_move(start, "a1", SEED).position
+    states = sowing_states(start, "a1", SEED)
+    one_left = max(i for i, s in enumerate(states) if s.in_hand > 0)
+    last_pit = next(i for i in range(32) if states[one_left].board[i] != after.board[i])
+    under_way = sowing_states(after, "h4", SEED)[1]
+    seen = list(under_way.board)
+    seen[last_pit] -= 1
+    costs = {i: 3.0 for i in range(32) if under_way.board[i] != after.board[i] or i == last_pit}
+    reading = _read_unsurely(seen, costs)
+    lenient = ReconcileConfig(illegal_min_excess_nats=30.0, max_opponent_misfit_nats=None)
+    hint = [("a1", one_left)]
+    assert not reconcile(start, reading, SEED, config=lenient, hint=hint).plies
+    searched = reconcile(start, reading, SEED, hint=hint, config=ReconcileConfig(
+        illegal_min_excess_nats=30.0, max_opponent_misfit_nats=None, explained_max_excess_nats=8.5))
+    assert searched.status == IN_PROGRESS and [str(m) for m, _ in searched.plies] == ["a1"]
+    assert searched.best is not None and searched.best.progress[0].move == "h4"
+
+
 def test_an_uninformative_pit_makes_two_successors_ambiguous() -> None:
     position = Position.standard()
     boards = {str(m): o.position.board for m, o in successors(position, TRAD)}

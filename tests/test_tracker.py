@@ -964,6 +964,76 @@ def test_on_distrusted_counts_a_first_move_read_with_misreads_is_the_first_move_
     assert plies(events) == [] and [e.kind for e in events].count("setup_stable") == 2
 
 
+def test_a_first_move_missed_before_a_pause_confirms_a_set_up_read_and_is_committed() -> None:
+    # As in play (test_a_move_missed_before_a_pause_is_committed_and_the_pause_is_in_progress):
+    # the first still board after the set-up shows the first move done and the reply under
+    # way. Before, the set-up phase showed the reply in progress and never started the game.
+    first = apply_move(START, "d1", SEED).position
+    states = sowing_states(first, "f4", SEED)
+    frames = [ScriptFrame(START.board, "stable", 0)] * 3 + [ScriptFrame(None, HAND, 0)] * 2
+    frames += [ScriptFrame(states[len(states) // 2].board, "stable", 1)] * 3
+    tracker = Tracker(SEED)
+    events = run(tracker, observations(frames))
+    assert [e.data["by"] for e in events if e.kind == "setup_confirmed"] == ["first_move"]
+    assert tracker.initial == START and plies(events) == ["d1"] and tracker.position == first
+    assert tracker.in_progress and tracker.in_progress[0].move == "f4"
+
+
+def test_on_distrusted_counts_a_first_move_read_part_way_is_followed_once_the_reply_is_under_way() -> None:
+    # The camera reads a1's last pit a seed short (fairly sure: 5 nats), so the first move looks
+    # one seed from finished on every frame; then the reply h4 begins, its pits read unsurely (3).
+    # No single move is off that board by the set-up phase's lenient bar on distrusted counts
+    # (30 nats), so two moves were never searched and the game never started; searched as in
+    # play once a first move is read part-way, a1 is committed and h4 is under way.
+    after = apply_move(START, "a1", SEED).position
+    states = sowing_states(START, "a1", SEED)
+    one_left = max(i for i, s in enumerate(states) if s.in_hand > 0)
+    last_pit = next(i for i in range(32) if states[one_left].board[i] != after.board[i])
+    under_way = sowing_states(after, "h4", SEED)[1].board
+    unsure = {i for i in range(32) if under_way[i] != after.board[i]} | {last_pit}
+
+    def read(board: Sequence[int], frame: int) -> Observation:
+        seen = list(board)
+        seen[last_pit] -= 1
+        cost = {i: 5.0 if i == last_pit else 3.0 for i in unsure}
+        rows = tuple(tuple(-cost.get(i, 12.0) * abs(n - c) for n in range(65)) for i, c in enumerate(seen))
+        return Observation(frame, frame / 10, "stable", rows, unreliable=FAR)
+
+    frames = [replace(Observation.from_counts(START.board, frame_index=i, sigma=0.2), unreliable=FAR) for i in range(3)]
+    frames += [Observation(3, 0.3, HAND)] + [read(after.board, k) for k in (4, 5, 6)]
+    frames += [Observation(7, 0.7, HAND)] + [read(under_way, k) for k in (8, 9, 10)]
+    tracker = Tracker(SEED)
+    events = run(tracker, frames[:7])
+    assert tracker.phase == SETUP and tracker.in_progress and tracker.in_progress[0].move == "a1"
+    events = run(tracker, frames[7:])
+    assert plies(events) == ["a1"] and tracker.initial == START and tracker.position == after
+    assert tracker.in_progress and tracker.in_progress[0].move == "h4"
+
+
+def test_one_view_unlike_every_first_move_does_not_replace_a_stable_set_up() -> None:
+    # At 4 frames a second one frame confirms a move. The first move's first view read two pits
+    # a seed off (12 nats each: over the first-move test's 15), the next views cleanly. That one
+    # view was taken as a new arrangement (the first move's board as the set-up), and the game
+    # was read from there; a set-up now waits alarm_confirm_frames before it is given up. A
+    # board the players rearranged, seen that long, still is a new arrangement.
+    config = TrackerConfig(confirm_frames=1, alarm_confirm_frames=2)
+    after = apply_move(START, "d1", SEED).position
+    off = {"a4": after.board[square_index("a4")] + 1, "b4": after.board[square_index("b4")] - 1}
+    frames = [Observation.from_counts(START.board, frame_index=i, sigma=0.2) for i in range(3)]
+    frames += [Observation(3, 0.3, HAND), _read_as(after.board, 4, off, 12.0)]
+    frames += [Observation.from_counts(after.board, frame_index=k, sigma=0.2) for k in (5, 6)]
+    tracker = Tracker(SEED, config=config)
+    events = run(tracker, frames)
+    assert plies(events) == ["d1"] and tracker.initial == START
+    assert [e.kind for e in events].count("setup_stable") == 1
+    rearranged = list(START.board)
+    rearranged[square_index("a4")], rearranged[square_index("b4")] = 0, 8  # North, not to move
+    tracker = Tracker(SEED, config=config)
+    events = run(tracker, frames[:4] + [Observation.from_counts(rearranged, frame_index=k, sigma=0.2) for k in (4, 5)])
+    stable = [e for e in events if e.kind == "setup_stable"]
+    assert len(stable) == 2 and Position.from_notation(stable[-1].data["position"]).board == tuple(rearranged)
+
+
 def test_an_illegal_sowing_after_a_set_up_read_cleanly_is_flagged() -> None:
     # A set-up read as a valid set-up is never revisited: a seed displaced in the third
     # move is an alarm, not a different set-up.

@@ -117,6 +117,10 @@ class ReconcileConfig:
     is in progress (it was finished unseen, then the reply played), and not at all
     without a hint. For counts the reader distrusts: read 15-25 pits wrong a frame, a
     board finds some two-move explanation almost anywhere.
+    ``explained_max_excess_nats``: the misfit up to which a board counts as explained for the
+    search (the hinted part-way boards kept, no two-move search), where it is not the bar for
+    calling it illegal (None: ``illegal_min_excess_nats``). The tracker's set-up phase calls a
+    board unlike every first move a new arrangement only at a lenient bar, but searches as in play.
     """
 
     illegal_min_excess_nats: float = 8.5
@@ -133,6 +137,14 @@ class ReconcileConfig:
     closest_count: int = 3
     cache_positions: int = 128
     max_opponent_misfit_nats: float | None = 4.5
+    explained_max_excess_nats: float | None = None
+
+    @property
+    def explained_nats(self) -> float:
+        """The misfit up to which a board counts as explained for the search (``explained_max_excess_nats``)."""
+        if self.explained_max_excess_nats is None:
+            return self.illegal_min_excess_nats
+        return self.explained_max_excess_nats
 
 
 @dataclass(frozen=True)
@@ -251,6 +263,11 @@ def score_board(log_likelihoods: Sequence[Sequence[float]], board: Sequence[int]
     return sum(row[n] for row, n in zip(log_likelihoods, board, strict=True))
 
 
+def misfit_nats(log_likelihoods: Sequence[Sequence[float]], board: Sequence[int]) -> float:
+    """How much better the reading's most likely counts fit it than ``board`` (nats)."""
+    return sum(max(row) for row in log_likelihoods) - score_board(log_likelihoods, board)
+
+
 Scorer = Callable[[Sequence[int]], float]
 
 
@@ -353,10 +370,10 @@ def reconcile(
     candidates = all_candidates
     if hint:
         allowed = _hinted(all_candidates, hint)
-        if allowed and free_score - allowed[0].fit <= config.illegal_min_excess_nats:
+        if allowed and free_score - allowed[0].fit <= config.explained_nats:
             candidates = allowed
     best = candidates[0]
-    if free_score - best.fit > config.illegal_min_excess_nats and config.search_depth2:
+    if free_score - best.fit > config.explained_nats and config.search_depth2:
         firsts = traces
         if config.depth2_hinted_only:  # no hint: no first move, so no two-move board
             hinted = {move for move, _ in hint or ()}

@@ -44,6 +44,7 @@ from omweso_cam.reconcile.scoring import (
     corrected_reading,
     differing_squares,
     fit_setup,
+    misfit_nats,
     reconcile,
     score_board,
 )
@@ -420,8 +421,10 @@ class Tracker:
         return Observation(last.frame_index, last.timestamp_s, last.status, tuple(tuple(r) for r in rows),
                            unreliable=unreliable)
 
-    def _agreed(self, key: tuple[object, ...]) -> bool:
-        """Whether ``key`` has now been seen on ``confirm_frames`` stable frames in a row (first time only)."""
+    def _agreed(self, key: tuple[object, ...], *, once: bool = True) -> bool:
+        """Whether ``key`` has now been seen on ``confirm_frames`` stable frames in a row
+        (``alarm_confirm_frames`` for an illegal verdict before the alarm); with ``once``, the
+        first time only."""
         if key == self._pending:
             self._pending_count += 1
         else:
@@ -431,10 +434,11 @@ class Tracker:
         if key[0] == ILLEGAL and self.phase != ILLEGAL_PHASE and self.config.alarm_confirm_frames is not None:
             needed = max(needed, self.config.alarm_confirm_frames)
         enough = self._confirm_now or self._pending_count >= needed
-        if enough and key != self._acted_on:
+        if not enough or (once and key == self._acted_on):
+            return False
+        if once:
             self._acted_on = key
-            return True
-        return False
+        return True
 
     def _event(self, event_kind: str, /, **data: Any) -> TrackerEvent:
         return TrackerEvent(event_kind, self.frame, self.time_s, data)
@@ -449,8 +453,7 @@ class Tracker:
             # The final board stays until the players clear it for the next game's set-up.
             assert self.position is not None and observation.log_likelihoods is not None
             ll = observation.log_likelihoods
-            excess = sum(max(row) for row in ll) - score_board(ll, self.position.board)
-            if excess <= self.config.reconcile.illegal_min_excess_nats:
+            if misfit_nats(ll, self.position.board) <= self.config.reconcile.illegal_min_excess_nats:
                 return
             if not self._agreed(("board_cleared", counts)):
                 return
@@ -470,15 +473,23 @@ class Tracker:
                 # far from every move still is a new arrangement: the players may be setting up again.
                 lenient = replace(lenient, illegal_min_excess_nats=(self.config.first_move_min_excess_nats
                                                                     * self.config.distrusted_misfit_scale))
-            result = reconcile(candidate, observation, self.rules, config=lenient, cache=self.cache)
+            hint = self._hint()
+            if hint:
+                # The first move read part-way: searched on as in play (its bar for a board
+                # explained; on distrusted counts two moves only after the move in progress), so
+                # the board after it and the reply under way finds both. Held to the lenient
+                # bar, a first move read in progress on every frame was never committed.
+                lenient = replace(lenient, explained_max_excess_nats=self.config.reconcile.explained_nats,
+                                  depth2_hinted_only=(self.config.reconcile.depth2_hinted_only
+                                                      or bool(observation.unreliable)))
+            result = reconcile(candidate, observation, self.rules, config=lenient, cache=self.cache,
+                               hint=hint or None)
             if result.status == AMBIGUOUS:
                 return
-            if result.status == IN_PROGRESS and result.best is not None:
-                if self._agreed(("first_move_in_progress", result.best.board)):
-                    self.in_progress = result.best.progress
-                    events.append(self._event("in_progress", **(self.in_progress_dict() or {})))
-                return
-            if result.status == ACCEPTED and self.config.auto_setup:
+            completed = result.status == ACCEPTED or (result.status == IN_PROGRESS and bool(result.plies))
+            if completed and self.config.auto_setup:
+                # The first move played (or played, and the next begun: as in play, a move read
+                # in progress is committed once the board shows the next one under way).
                 assert result.best is not None
                 if self._agreed(("first_move", result.best.board)):
                     events.append(self._event("setup_confirmed", position=candidate.notation(), by="first_move"))
@@ -487,7 +498,17 @@ class Tracker:
                     if setup_rows is not None and self.config.setup_correction_plies > 0:
                         self._evidence = [(0, setup_rows)]
                     self.last_reconciliation = result
-                    self._commit(result, observation, events)
+                    self._act(result, observation, events)
+                return
+            if result.status == IN_PROGRESS and result.best is not None:
+                if self._agreed(("first_move_in_progress", result.best.board)):
+                    self.in_progress = result.best.progress
+                    events.append(self._event("in_progress", **(self.in_progress_dict() or {})))
+                return
+            if result.status == ILLEGAL and not self._agreed((ILLEGAL, None, candidate.board), once=False):
+                # A stable set-up is given up for a new arrangement only once the board has read
+                # unlike every first move for as long as an alarm in play waits
+                # (``alarm_confirm_frames``): one view's misreads are no rearrangement.
                 return
         rows = observation.log_likelihoods
         assert rows is not None
@@ -524,6 +545,9 @@ class Tracker:
             if candidate != self._setup_candidate:
                 self._setup_candidate = candidate
                 events.append(self._event("setup_stable", position=candidate.notation() if candidate else None))
+                if self.in_progress:  # a first move read part-way from the set-up given up
+                    self.in_progress = ()
+                    events.append(self._event("in_progress", moves=[], progress=None))
 
     def _standard_setup(self) -> tuple[int, ...] | None:
         """The standard arrangement's board, or None where a club's cap forbids it."""
