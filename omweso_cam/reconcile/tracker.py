@@ -149,7 +149,9 @@ class TrackerConfig:
     # 25-36 px read within 0-6 nats of the game on some boards, 8-30 on others. None: never.
     # A set-up given (by the caller or the referee) whose still readings fit it before the first
     # move counts as one of these plies (since 2026-12-02: docs/tracking.md, "A set-up given counts
-    # towards trust"); a set-up the camera read was fitted to its readings and does not.
+    # towards trust"); a set-up the camera read was fitted to its readings and does not, unless it
+    # is the standard arrangement (no more the camera's choice than a set-up given) and its still
+    # readings fit it as well (since 2026-12-03, docs/tracking.md "The set-up read by the camera").
     trust_after_plies: int | None = 3
     # A reader's distrust that flickers (a pit size or a smear near the reader's limit: seed
     # 2038's 48 px smeared film was distrusted on 25 of its 40 still frames, in 17 runs) is
@@ -311,6 +313,7 @@ class Tracker:
         self._setup_candidate: Position | None = None
         self._setup_rows: Sequence[Sequence[float]] | None = None  # the reading the set-up candidate was fitted to
         self._setup_prior = self.config.standard_setup_prior_nats  # the standard's prior it was fitted with
+        self._setup_fits = False  # the candidate is the standard and its readings fit it (trust_after_plies)
         # While the game's set-up is the camera's reading: (plies played, reading) of the
         # set-up and of each reading that committed a ply (see _setup_correction).
         self._evidence: list[tuple[int, Sequence[Sequence[float]]]] | None = None
@@ -495,6 +498,8 @@ class Tracker:
                     events.append(self._event("setup_confirmed", position=candidate.notation(), by="first_move"))
                     setup_rows = self._setup_rows
                     self._start_playing(candidate, read=True)
+                    if self._setup_fits:  # counts towards trust as a set-up given (trust_after_plies)
+                        self._fitting_since -= 1
                     if setup_rows is not None and self.config.setup_correction_plies > 0:
                         self._evidence = [(0, setup_rows)]
                     self.last_reconciliation = result
@@ -542,6 +547,8 @@ class Tracker:
             # never revisited (see _setup_correction), so no later board is explained by it.
             self._setup_rows = rows if fit != counts else None
             self._setup_prior = prior
+            self._setup_fits = (candidate is not None and candidate.board == self._standard_setup()
+                                and misfit_nats(rows, candidate.board) <= self.config.reconcile.illegal_min_excess_nats)
             if candidate != self._setup_candidate:
                 self._setup_candidate = candidate
                 events.append(self._event("setup_stable", position=candidate.notation() if candidate else None))
