@@ -497,9 +497,7 @@ class Tracker:
                 if self._agreed(("first_move", result.best.board)):
                     events.append(self._event("setup_confirmed", position=candidate.notation(), by="first_move"))
                     setup_rows = self._setup_rows
-                    self._start_playing(candidate, read=True)
-                    if self._setup_fits:  # counts towards trust as a set-up given (trust_after_plies)
-                        self._fitting_since -= 1
+                    self._start_playing(candidate, read=True, fitted=self._setup_fits)
                     if setup_rows is not None and self.config.setup_correction_plies > 0:
                         self._evidence = [(0, setup_rows)]
                     self.last_reconciliation = result
@@ -603,16 +601,17 @@ class Tracker:
         self._clock_start_s = None
         events.append(self._event("game_start", number=self.game_number, first=self.first.value))
 
-    def _start_playing(self, initial: Position, *, read: bool = False) -> None:
+    def _start_playing(self, initial: Position, *, read: bool = False, fitted: bool = False) -> None:
         """Play from ``initial``; ``read``: the set-up is the camera's own reading, not given (by the
-        caller or the referee)."""
+        caller or the referee); ``fitted``: a set-up read as the standard arrangement, its readings
+        fitting it, which counts as a ply fitting (``trust_after_plies``) as a set-up given does."""
         self.initial = self.position = initial
         self.phase = PLAYING
         self.setup = None
         self._setup_candidate = self._setup_rows = None
         self._evidence = None
         self._corrections.clear()
-        self._fitting_since = len(self.plies)
+        self._fitting_since = len(self.plies) - (1 if fitted else 0)
         self._setup_to_check = not read  # see _update_playing
         self._confirmed(initial)
         self._restart_clock(self.time_s)
