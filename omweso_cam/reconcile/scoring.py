@@ -98,9 +98,9 @@ class ReconcileConfig:
     reading is rare, and hundreds of two-move boards would otherwise fit noise).
     ``call_illegal``: whether a reading no legal board explains is called an illegal
     sowing; when False (counts the reader distrusts) the best legal explanation is
-    returned instead. Either way ``illegal_min_excess_nats`` still says when a board is
-    not explained: when the hinted part-way boards are given up for every hypothesis,
-    and when two moves are searched.
+    returned instead. Either way ``illegal_min_excess_nats`` (or ``explained_max_excess_nats``,
+    below, when set) still says when a board is not explained: when the hinted part-way
+    boards are given up for every hypothesis, and when two moves are searched.
     ``max_opponent_misfit_nats``: a sowing, legal or not, puts seeds only into the mover's
     own pits and takes from the opponent's only whole pits (a capture, right or wrong). A
     reading that would be an illegal sowing but whose opponent half no such board explains
