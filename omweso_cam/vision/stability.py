@@ -239,26 +239,31 @@ class StabilityMonitor:
             out: np.ndarray = motion | (since & _reaching_out(moved, region))
             return out
 
-        changed = motion
-        if self._reference is not None and self._reference[0].shape == grey.shape:
-            changed = against(self._reference)
-            if (frac(skin & changed) >= cfg.hand_min_frac and self.last_motion_frac < cfg.moving_min_frac
-                    and frac(skin & motion) < cfg.hand_min_frac):
-                # A hand seen only against the last stable frame, on a frame that does not change:
-                # a hand held still, or a reference that held an arm (at a few frames a second one
-                # quiet frame after a hand is stable, and a sleeve at the board's edge, not skin,
-                # may be still then: the skin-coloured wood it covered differs from it later). The board of an earlier rest period tells them apart: a still hand differs
-                # from it too, a hand gone does not. Else every still frame after such a reference
-                # was a hand, to the end of the film (seed 2105's 35 px default film, 35 frames).
-                for rest in reversed(self._rests):
-                    if rest is self._reference_frame:
-                        continue
-                    earlier = _reference_of(*self._look(rest, window))
-                    if earlier[0].shape == grey.shape and frac(skin & (seen := against(earlier))) < cfg.hand_min_frac:
-                        self._reference, self._reference_frame, changed = earlier, rest, seen
-                        break
+        reference = self._reference
+        if reference is not None and reference[0].shape != grey.shape:
+            reference = None
+        changed = motion if reference is None else against(reference)
+        hand = frac(skin & changed)
+        if (reference is not None and hand >= cfg.hand_min_frac and self.last_motion_frac < cfg.moving_min_frac
+                and frac(skin & motion) < cfg.hand_min_frac):
+            # A hand seen only against the last stable frame, on a frame that does not change: a
+            # hand held still, or a reference that held an arm (at a few frames a second one quiet
+            # frame after a hand is stable, and a sleeve at the board's edge, not skin, may be still
+            # then: the skin-coloured wood it covered differs from it later). The board of an
+            # earlier rest period tells them apart: a still hand differs from it too, a hand gone
+            # does not. Else every still frame after such a reference was a hand, to the end of
+            # the film (seed 2105's 35 px default film, 35 frames).
+            for rest in reversed(self._rests):
+                if rest is self._reference_frame:
+                    continue
+                earlier = _reference_of(*self._look(rest, window))
+                if earlier[0].shape != grey.shape:
+                    continue
+                if (seen_hand := frac(skin & against(earlier))) < cfg.hand_min_frac:
+                    self._reference, self._reference_frame, hand = earlier, rest, seen_hand
+                    break
         self.last_threshold = threshold  # the motion test's (the diagnostics describe the frame pair)
-        self.last_hand_frac = frac(skin & changed)
+        self.last_hand_frac = hand
         if self.last_hand_frac >= cfg.hand_min_frac:
             self._quiet = 0
             self._needed = cfg.stable_frames + cfg.settle_frames
