@@ -13,7 +13,9 @@ blurred by motion or out of focus) and how well those and the others were counte
 Localisation scan: the markerless finder alone on renders of three styles without a hand:
 boards not found, pit lattices placed a column or row off, outlines off. Dotted cloth
 (``--dotted``): the same on renders whose table is a cloth of dots (pit-sized circles the pit
-search can lock onto), and as many such tables without a board.
+search can lock onto), and as many such tables without a board. Pits of the wood's colour
+(``--wood-pits``): the scan's own scenes with every board's pits cut in its wood's own colour
+(the renderer otherwise draws them 0-40% darker), seen only by their shading.
 Occlusion: renders of three styles with and without a hand, read at their true corners:
 clear boards called occluded (a shadow, a lamp) and occluded boards said occluded; and drawn
 boards with a drawn arm (``--drawn-arms``), by how many pits the arm covers.
@@ -126,19 +128,24 @@ def _counts(k: int, rng: np.random.Generator) -> list[int]:
     return list(position.board)
 
 
-def _localisation_scan(n: int, seed: int, background: str | None = None) -> list[list[object]]:
+def _localisation_scan(n: int, seed: int, background: str | None = None,
+                       pit_tint: float | None = None) -> list[list[object]]:
     """Rows (style, boards, not found, pit lattice off, outline off) of the markerless finder on renders without a hand.
 
     "Lattice off": a true pit more than half a pitch from every pit the finder placed
     (a column or row off, sheared); "outline off": a corner more than 0.4 pitch from the
     truth with the pits placed right. With ``background`` (a table every scene is put on),
     each row also holds n tables without a board and how many were taken for a board.
+    With ``pit_tint`` every board's pits have that share of its wood's albedo (the renderer
+    draws 0.6-1.0; near 1, pits cut in the wood's own colour, seen only by their shading).
     """
     from omweso_cam.vision.localise import find_board
     from omweso_cam.vision.synth import Scene, render_board
 
     def scene_of(rng: np.random.Generator, style: str) -> Scene:
         scene = Scene.random(rng, style=style, hand=False)
+        if pit_tint is not None:
+            scene = dataclasses.replace(scene, pit_tint=pit_tint)
         return scene if background is None else dataclasses.replace(scene, background=background)
 
     rows: list[list[object]] = []
@@ -382,6 +389,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dotted", type=int, default=0,
                         help="renders per style for the localisation scan on a dotted cloth, and as many tables "
                              "without a board (0: none)")
+    parser.add_argument("--wood-pits", type=int, default=0,
+                        help="renders per style for the localisation scan with pits of the wood's own colour "
+                             "(pit tint 0.98; 0: none)")
     parser.add_argument("--occlusion", type=int, default=20,
                         help="renders per style and hand/no hand for the occlusion table (0: none)")
     parser.add_argument("--tilt-renders", type=int, default=12,
@@ -433,6 +443,11 @@ def main(argv: list[str] | None = None) -> int:
             [f"dotted cloth (no hand, seeds {args.seed + 800_000}+)", "boards", "not found", "pit lattice off",
              "outline off", "tables without a board", "taken for a board"],
             _localisation_scan(args.dotted, args.seed + 800_000, background="dots"))
+    if args.wood_pits:
+        results["wood_pits_scan"] = _print_table(
+            [f"pits of the wood's colour (no hand, seeds {args.seed + 200_000}+)", "boards", "not found",
+             "pit lattice off", "outline off"],
+            _localisation_scan(args.wood_pits, args.seed + 200_000, pit_tint=0.98))
     if args.occlusion:
         results["occlusion"] = _print_table(
             [f"occlusion test (true corners, seeds {args.seed + 300_000}+)", "clear boards", "called occluded",
