@@ -22,6 +22,7 @@ from omweso_cam.reconcile.simulate import (
     noisy_counts,
     observe,
     random_game,
+    unsure_reading,
 )
 from omweso_cam.rules import (
     CIRCUIT,
@@ -159,12 +160,6 @@ def test_two_moves_between_readings_are_found_at_depth_two() -> None:
         assert anything.status == ILLEGAL
 
 
-def _read_unsurely(board: tuple[int, ...] | list[int], costs: dict[int, float], sure: float = 12.0) -> Observation:
-    """``board`` read with a count off by ``n`` seeds costing ``costs[pit] * n`` nats (``sure`` elsewhere)."""
-    rows = tuple(tuple(-costs.get(i, sure) * abs(n - seen) for n in range(65)) for i, seen in enumerate(board))
-    return Observation(5, 0.5, "stable", rows)
-
-
 def test_a_board_explained_only_within_a_lenient_bar_is_still_searched_two_moves_deep() -> None:
     # The first move a1 played and the reply h4 under way, read by a camera unsure of the pits
     # h4 changed (3 nats a seed) and of a1's last pit (read a seed short, as if a1 still had one
@@ -181,7 +176,7 @@ def test_a_board_explained_only_within_a_lenient_bar_is_still_searched_two_moves
     seen = list(under_way.board)
     seen[last_pit] -= 1
     costs = {i: 3.0 for i in range(32) if under_way.board[i] != after.board[i] or i == last_pit}
-    reading = _read_unsurely(seen, costs)
+    reading = unsure_reading(seen, costs, frame_index=5, timestamp_s=0.5)
     lenient = ReconcileConfig(illegal_min_excess_nats=30.0, max_opponent_misfit_nats=None)
     hint = [("a1", one_left)]
     assert not reconcile(start, reading, SEED, config=lenient, hint=hint).plies

@@ -16,6 +16,7 @@ from omweso_cam.reconcile.simulate import (
     observe,
     random_game,
     script_game,
+    unsure_reading,
 )
 from omweso_cam.reconcile.tracker import (
     GAME_OVER,
@@ -1008,8 +1009,7 @@ def test_on_distrusted_counts_a_first_move_read_part_way_is_followed_once_the_re
         seen = list(board)
         seen[last_pit] -= 1
         cost = {i: 5.0 if i == last_pit else 3.0 for i in unsure}
-        rows = tuple(tuple(-cost.get(i, 12.0) * abs(n - c) for n in range(65)) for i, c in enumerate(seen))
-        return Observation(frame, frame / 10, "stable", rows, unreliable=FAR)
+        return unsure_reading(seen, cost, frame_index=frame, timestamp_s=frame / 10, unreliable=FAR)
 
     frames = [replace(Observation.from_counts(START.board, frame_index=i, sigma=0.2), unreliable=FAR) for i in range(3)]
     frames += [Observation(3, 0.3, HAND)] + [read(after.board, k) for k in (4, 5, 6)]

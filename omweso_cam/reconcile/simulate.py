@@ -14,7 +14,7 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from omweso_cam.observation import HAND, STABLE, Observation
+from omweso_cam.observation import HAND, MAX_COUNT, STABLE, Observation
 from omweso_cam.rules import Move, Position, RuleSet, apply_move, sowing_states
 from omweso_cam.rules.sample import random_game
 
@@ -27,6 +27,7 @@ __all__ = [
     "observe",
     "random_game",
     "script_game",
+    "unsure_reading",
 ]
 
 
@@ -117,6 +118,21 @@ def observe(
     if noise.calibrated:
         return Observation(frame_index, timestamp_s, STABLE, noise.log_likelihoods(counts))
     return Observation.from_counts(counts, frame_index=frame_index, timestamp_s=timestamp_s, sigma=noise.sigma)
+
+
+def unsure_reading(
+    board: Sequence[int],
+    costs: Mapping[int, float],
+    *,
+    sure: float = 12.0,
+    frame_index: int = 0,
+    timestamp_s: float = 0.0,
+    unreliable: str = "",
+) -> Observation:
+    """A stable reading of ``board`` whose count of pit ``i`` off by ``n`` seeds costs ``costs[i] * n``
+    nats (``sure`` * n for the other pits): a reader unsure of those pits, as the tests stage it."""
+    rows = tuple(tuple(-costs.get(i, sure) * abs(n - seen) for n in range(MAX_COUNT + 1)) for i, seen in enumerate(board))
+    return Observation(frame_index, timestamp_s, STABLE, rows, unreliable=unreliable)
 
 
 def script_game(
