@@ -126,6 +126,7 @@ def cmd_read(args: argparse.Namespace) -> int:
         if crops_file.tell() == 0:
             crops_writer.writerow(["path", "count"])
     failures = 0
+    not_found = 0
     for path in args.images:
         t0 = time.perf_counter()
         image, problem = load_image(path)
@@ -154,6 +155,7 @@ def cmd_read(args: argparse.Namespace) -> int:
             if reading.detail:
                 record["detail"] = reading.detail
         failures += record["status"] != "ok"
+        not_found += record["status"] == "no_board"
         if args.json:
             print(json.dumps(record), flush=True)
         else:
@@ -183,6 +185,12 @@ def cmd_read(args: argparse.Namespace) -> int:
                 name = f"{Path(path).stem}_pit{i:02d}.png"
                 cv2.imwrite(str(Path(args.save_crops) / name), crop)
                 crops_writer.writerow([name, reading.counts[i]])
+    if not_found and manual is None:
+        # Where a board is in view but not found (its pits cut in the wood's own colour, a cloth
+        # printed with pit-sized dots, a steep camera: README "Camera placement"), say how to go on.
+        print(f"omweso-cam: no board found in {not_found} image(s); if a board is in view, give its corners: "
+              "--corners x,y,x,y,x,y,x,y (TL,TR,BR,BL of its top face, South at the bottom), or calibrate the rig "
+              "(omweso-cam calibrate corners|markers)", file=sys.stderr)
     return 0 if failures == 0 else 1
 
 

@@ -70,6 +70,18 @@ def test_read_json_one_line_per_image_never_crashing(images: dict[str, Path],
     assert code == 1  # not every image was read
 
 
+def test_read_says_how_to_go_on_when_no_board_is_found(images: dict[str, Path],
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    # A board in view may not be found (pits the wood's own colour, a dotted cloth): the user is
+    # told, once and on stderr (the JSON lines stay clean), how to give its corners.
+    assert main(["read", str(images["table"]), str(images["board"]), "--json"]) == 1
+    captured = capsys.readouterr()
+    assert [json.loads(line)["status"] for line in captured.out.splitlines()] == ["no_board", "ok"]
+    assert captured.err.count("no board found in 1 image(s)") == 1 and "--corners x,y" in captured.err
+    assert main(["read", str(images["board"]), "--json"]) == 0
+    assert "no board found" not in capsys.readouterr().err
+
+
 def test_read_with_corners(images: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     corners = ",".join(str(v) for v in CORNERS.ravel())
     assert main(["read", str(images["board"]), "--corners", corners, "--json"]) == 0
