@@ -265,6 +265,10 @@ class FrameProcessor:
         return reading.observation, reading
 
 
+#: Under the video when no board is found (see LiveSession._process).
+NO_BOARD_HINT = "if a board is in view, click its corners on the Calibration page"
+
+
 def live_reader(calibration: Any = None) -> BoardReader:
     """The reader of live sessions and ``track``.
 
@@ -518,6 +522,10 @@ class LiveSession:
                 self.camera, changed = observation.status, True
             # Published with the next change (a detail such as "40% hidden" varies every frame).
             self.camera_detail = observation.detail
+            if observation.status == NO_BOARD:
+                # A board in view is not always found (pits cut in the wood's own colour, a dotted
+                # cloth, a steep camera; README "Camera placement"): say how to go on.
+                self.camera_detail = "; ".join(filter(None, (observation.detail, NO_BOARD_HINT)))
             if observation.is_stable:
                 counts = observation.counts()
                 if counts != self.observed:

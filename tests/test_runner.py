@@ -320,6 +320,28 @@ def test_track_records_when_distrusted_counts_start_to_be_trusted() -> None:
 
 
 
+class BoardlessProcessor(ScriptProcessor):
+    """Every frame a table without a board found on it."""
+
+    def process(self, frame: Frame) -> tuple[Observation, None]:
+        return Observation(frame.index, frame.timestamp_s, "no_board", detail="no board found"), None
+
+
+def test_the_live_page_says_how_to_go_on_when_no_board_is_found(tmp_path: Path) -> None:
+    # A board in view is not always found (pits cut in the wood's own colour, a dotted cloth):
+    # under the video the referee reads how to give its corners.
+    script = script_game(START, [], SEED, stable_frames=12)  # the state is published every 10 frames
+    session = session_for(script, tmp_path / "db.sqlite", processor=BoardlessProcessor(script))
+    said = set()
+    with session.bus.subscribe(replay_last=False) as sub:
+        session.start()
+        assert session.wait(10)
+        while (event := sub.get(0.01)) is not None:
+            if event.kind == "state" and event.data["camera"] == "no_board":
+                said.add(event.data["camera_detail"])
+    assert said == {"no board found; if a board is in view, click its corners on the Calibration page"}
+
+
 def test_the_live_warning_on_distrusted_counts_says_whether_illegal_sowings_are_called(tmp_path: Path) -> None:
     moves = random_game(START, SEED, random.Random(3), max_plies=4)
     script = script_game(START, moves, SEED)
