@@ -265,7 +265,7 @@ class FrameProcessor:
         return reading.observation, reading
 
 
-#: Under the video when no board is found (see LiveSession._process).
+#: Under the video when no board is found (see LiveSession._handle_frame).
 NO_BOARD_HINT = "if a board is in view, click its corners on the Calibration page"
 
 

@@ -443,6 +443,12 @@ class Tracker:
             self._acted_on = key
         return True
 
+    def _clear_in_progress(self, events: list[TrackerEvent]) -> None:
+        """No move is in progress any more; say so if one was."""
+        if self.in_progress:
+            self.in_progress = ()
+            events.append(self._event("in_progress", moves=[], progress=None))
+
     def _event(self, event_kind: str, /, **data: Any) -> TrackerEvent:
         return TrackerEvent(event_kind, self.frame, self.time_s, data)
 
@@ -550,9 +556,7 @@ class Tracker:
             if candidate != self._setup_candidate:
                 self._setup_candidate = candidate
                 events.append(self._event("setup_stable", position=candidate.notation() if candidate else None))
-                if self.in_progress:  # a first move read part-way from the set-up given up
-                    self.in_progress = ()
-                    events.append(self._event("in_progress", moves=[], progress=None))
+                self._clear_in_progress(events)  # a first move read part-way from the set-up given up
 
     def _standard_setup(self) -> tuple[int, ...] | None:
         """The standard arrangement's board, or None where a club's cap forbids it."""
@@ -759,9 +763,7 @@ class Tracker:
         elif result.status == UNCHANGED:
             if self.phase == ILLEGAL_PHASE:
                 self._clear_alarm(events, by="board_restored")
-            if self.in_progress:
-                self.in_progress = ()
-                events.append(self._event("in_progress", moves=[], progress=None))
+            self._clear_in_progress(events)
         elif result.status == IN_PROGRESS:
             assert result.best is not None
             if result.plies:  # a move completed unseen before this one started
