@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/counter_data.py --boards 1200 --seed 300000 --out /tmp/counter/train.npz
     .venv/bin/python benchmarks/counter_data.py --boards 200 --seed 800000 --style unseen --out /tmp/counter/unseen.npz
+    .venv/bin/python benchmarks/counter_data.py --boards 150 --seed 11000000 --tilt 38 58 --out /tmp/counter/steep.npz
 
 Training data for the seed-count network (``benchmarks/train_counter.py``). Each
 board is rendered (default style unless ``--style``), rectified from its true
@@ -52,7 +53,7 @@ def _board_counts(rnd: random.Random, rng: np.random.Generator, kind: int) -> tu
     return tuple(int(x) for x in np.minimum(c, 30))
 
 
-def _one_board(job: tuple[int, str, bool]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def _one_board(job: tuple[int, str, bool, tuple[float, float] | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     import cv2
 
     from omweso_cam.vision.count import CountConfig, pit_crops_from_image
@@ -61,11 +62,12 @@ def _one_board(job: tuple[int, str, bool]) -> tuple[np.ndarray, np.ndarray, np.n
     from omweso_cam.vision.rectify import rectify
     from omweso_cam.vision.synth import Scene, render_board
 
-    seed, style, heaps = job
+    seed, style, heaps, tilt = job
     rng = np.random.default_rng(seed)
     rnd = random.Random(seed)
     counts = _board_counts(rnd, rng, 5 if heaps else seed % 5)
-    scene = Scene.random(rng, style=style, hand=rnd.random() < 0.15)
+    pinned = {} if tilt is None else {"tilt_deg": rnd.uniform(*tilt)}
+    scene = Scene.random(rng, style=style, hand=rnd.random() < 0.15, **pinned)
     image, truth = render_board(counts, scene=scene, rng=rng)
     if truth.corners_px is None or truth.pit_centers_px is None:
         return None
@@ -100,12 +102,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--style", default="default")
     parser.add_argument("--heaps", action="store_true", help="only boards of heaps (5..16 seeds in every pit)")
+    parser.add_argument("--tilt", type=float, nargs=2, metavar=("LO", "HI"),
+                        help="camera tilt from vertical drawn from [LO, HI] degrees (default: the style's own, 0-35)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     from tqdm import tqdm
 
-    jobs = [(args.seed + k, args.style, args.heaps) for k in range(args.boards)]
+    tilt = None if args.tilt is None else (min(args.tilt), max(args.tilt))
+    jobs = [(args.seed + k, args.style, args.heaps, tilt) for k in range(args.boards)]
     crops, counts, boards = [], [], []
     with ProcessPoolExecutor(args.workers) as pool:
         for result in tqdm(pool.map(_one_board, jobs, chunksize=4), total=len(jobs), desc="boards"):
