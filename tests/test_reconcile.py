@@ -235,6 +235,26 @@ def test_a_total_short_of_64_with_no_matching_prefix_is_illegal_not_in_progress(
     assert result.observed_total == 56 and {"a4", "h4"} <= set(result.differs)
 
 
+def test_more_seeds_gone_than_a_hand_can_hold_is_a_misread_not_an_illegal_sowing() -> None:
+    # From the standard set-up South's hand holds at most 5 seeds on a legal move, 8 more on
+    # a capture taken wrongly (North's two fullest pits): with the reader's 2 seeds of slack,
+    # 15 seeds gone can still be a sowing stopped part-way, 16 cannot. (Seed 2044's dark
+    # randomised film read its board with 17 seeds and raised an alarm.)
+    position = Position.standard()
+    board = list(position.board)
+    for square in ("a1", "b1", "c1", "d1"):
+        board[square_index(square)] = 0
+    board[square_index("e4")] = 0  # 20 seeds gone, some from each side
+    result = reconcile(position, observe(board, noise=SURE_READER), SEED)
+    assert result.status == AMBIGUOUS and result.observed_total == 44
+    board[square_index("e4")] = 4
+    board[square_index("e1")] = 1  # 19 gone, all South's
+    assert reconcile(position, observe(board, noise=SURE_READER), SEED).status == AMBIGUOUS
+    board[square_index("e1")] = 4
+    board[square_index("d1")] = 1  # 15 gone: a wrong capture held with a lap to sow
+    assert reconcile(position, observe(board, noise=SURE_READER), SEED).status == ILLEGAL
+
+
 def test_a_misread_total_is_tolerated_a_balanced_misfit_is_not() -> None:
     position = mid_game_positions(5, seed=21)[4]
     _, outcome = successors(position, SEED)[0]

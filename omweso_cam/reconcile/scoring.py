@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from omweso_cam.observation import Observation, fit_total
 from omweso_cam.rules import (
     CIRCUIT,
+    TOTAL_SEEDS,
     Move,
     Outcome,
     Position,
@@ -258,6 +259,18 @@ class TraceCache:
 _DEFAULT_CACHE = TraceCache()
 
 
+def _most_in_hand(position: Position, traces: Sequence[MoveTrace]) -> int:
+    """The most seeds a player sowing from ``position`` can hold in the hand, legal or not.
+
+    Seeds never leave the board but in the mover's hand: at most what any legal move holds at
+    one of its sowing states, plus one wrong capture's worth (the opponent's two fullest pits:
+    a capture takes two), so a board taken wrongly mid-move is still an illegal sowing.
+    """
+    legal = max((state.in_hand for trace in traces for state in trace.states), default=0)
+    opponent = sorted((position.board[i] for i in CIRCUIT[position.side_to_move.other]), reverse=True)
+    return legal + sum(opponent[:2])
+
+
 def score_board(log_likelihoods: Sequence[Sequence[float]], board: Sequence[int]) -> float:
     """Log-likelihood of a full board (32 counts) under a reading."""
     return sum(row[n] for row, n in zip(log_likelihoods, board, strict=True))
@@ -402,6 +415,10 @@ def reconcile(
     short = complete and all(0 < n <= config.short_misread_max_seeds for n in lacking)
     if (config.call_illegal and excess > config.illegal_min_excess_nats and not short
             and (len(lacking) >= config.illegal_min_pits or not complete)):
+        if TOTAL_SEEDS - sum(seen) > _most_in_hand(position, traces) + config.short_misread_max_seeds:
+            # More seeds gone than a hand can hold: the board is misread (a dark or blurred
+            # board read 20-50 seeds short raised alarms on films whose moves were lost).
+            return replace(common, status=AMBIGUOUS, best=best)
         opponent, unexplained = opponent_misfit(ll, position, bias)
         if config.max_opponent_misfit_nats is not None and opponent > config.max_opponent_misfit_nats:
             # No sowing leaves the opponent's half so: the board is misread, not sown wrongly.

@@ -30,6 +30,7 @@ from omweso_cam.rules.match import (
 )
 from omweso_cam.rules.notation import (
     CIRCUIT,
+    TOTAL_SEEDS,
     Move,
     NotationError,
     Position,
@@ -53,6 +54,7 @@ __all__ = [
     "PRESETS",
     "RESULTS",
     "TOO_LONG",
+    "TOTAL_SEEDS",
     "GameRecord",
     "GameResult",
     "IllegalMoveError",
