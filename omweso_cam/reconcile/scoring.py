@@ -90,6 +90,8 @@ class ReconcileConfig:
     other, the counter's commonest error), never an illegal sowing. A board with more seeds
     gone from a pit (taken off the board) is still one. On seed 2031's 55 px film the true
     third move, two of its heaps of 5 read as 4 at 97% and 91%, was an alarm that lost the game.
+    The same slack goes on what a hand can hold (:func:`_most_in_hand`): a board read with more
+    seeds gone than that is a misread too (ambiguous), however it is spread over the pits.
     ``ambiguous_margin_nats``: the best hypothesis must beat the best *different board*
     by this much to be accepted.
     ``in_progress_prior_nats``: prior cost of a part-way board: a stable board is far more
