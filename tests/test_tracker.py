@@ -347,6 +347,22 @@ def test_one_pit_off_a_legal_board_is_a_misread_not_an_illegal_sowing() -> None:
     assert plies(events) == ["d1"] and not [e for e in events if e.kind == "alarm"]
 
 
+def test_a_board_read_with_more_seeds_gone_than_a_hand_can_hold_is_no_alarm() -> None:
+    # South plays d1; the camera then reads South's whole outer row empty (a dark board read
+    # 20 seeds short: more than any sowing from the set-up holds in the hand, a wrong capture
+    # included). No alarm, no move; the live page says how many seeds the camera sees. The
+    # next view read right is the move.
+    after = apply_move(START, "d1", SEED).position
+    dark = _misread(after.board, **{f"{col}1": 0 for col in "abcdefgh"})
+    assert sum(dark) == 64 - sum(after.board[square_index(f"{col}1")] for col in "abcdefgh")
+    tracker = Tracker(SEED, initial=START)
+    events = run(tracker, sown(dark, 0, frames=12))
+    assert "alarm" not in [e.kind for e in events] and tracker.phase == PLAYING and tracker.plies == []
+    assert tracker.unexplained is not None and tracker.unexplained["seeds_seen"] == sum(dark)
+    events = run(tracker, sown(after.board, 20))
+    assert plies(events) == ["d1"] and tracker.unexplained is None
+
+
 def test_a_board_misread_in_the_opponents_half_after_a_move_is_no_alarm() -> None:
     # South plays d1; the camera then reads North's a4 and c4 (untouched, 4 each) as 2 and 6
     # and a South seed in a wrong pit. No sowing of South's changes North's pits so: the

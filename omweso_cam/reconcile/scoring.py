@@ -205,6 +205,7 @@ class Reconciliation:
     closest: tuple[Candidate, ...] = field(default=())
     opponent_misfit_nats: float = 0.0  # how far the reading's opponent half is from any the mover's sowing leaves
     unexplained: tuple[str, ...] = ()  # ambiguous as a misread: the opponent's pits read as no sowing leaves them
+    seeds_missing: int = 0  # ambiguous as a misread: seeds read gone from the board, more than a hand can hold
 
     @property
     def plies(self) -> tuple[tuple[Move, Outcome], ...]:
@@ -417,10 +418,11 @@ def reconcile(
     short = complete and all(0 < n <= config.short_misread_max_seeds for n in lacking)
     if (config.call_illegal and excess > config.illegal_min_excess_nats and not short
             and (len(lacking) >= config.illegal_min_pits or not complete)):
-        if TOTAL_SEEDS - sum(seen) > _most_in_hand(position, traces) + config.short_misread_max_seeds:
+        missing = TOTAL_SEEDS - sum(seen)
+        if missing > _most_in_hand(position, traces) + config.short_misread_max_seeds:
             # More seeds gone than a hand can hold: the board is misread (a dark or blurred
             # board read 20-50 seeds short raised alarms on films whose moves were lost).
-            return replace(common, status=AMBIGUOUS, best=best)
+            return replace(common, status=AMBIGUOUS, best=best, seeds_missing=missing)
         opponent, unexplained = opponent_misfit(ll, position, bias)
         if config.max_opponent_misfit_nats is not None and opponent > config.max_opponent_misfit_nats:
             # No sowing leaves the opponent's half so: the board is misread, not sown wrongly.

@@ -49,6 +49,7 @@ from omweso_cam.reconcile.scoring import (
     score_board,
 )
 from omweso_cam.rules import (
+    TOTAL_SEEDS,
     GameResult,
     IllegalMoveError,
     Lap,
@@ -790,6 +791,9 @@ class Tracker:
             assert result.best is not None
             if result.unexplained:
                 self.unexplained = {"squares": list(result.unexplained), "frame": result.frame_index}
+            elif result.seeds_missing:
+                self.unexplained = {"squares": [], "seeds_seen": TOTAL_SEEDS - result.seeds_missing,
+                                    "frame": result.frame_index}
             events.append(self._event(
                 "ambiguous", observed=board_rows(result.observed or ()),
                 candidates=[c.move or c.kind for c in result.candidates[:3]], margin_nats=round(result.margin_nats, 2),

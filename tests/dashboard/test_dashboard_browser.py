@@ -143,6 +143,10 @@ def test_live_page_shows_the_board_and_follows_a_move(page: Any, live_server: st
     session.update(unexplained={"squares": ["a4", "c4"], "frame": 50})
     wait_js(page, "document.getElementById('notice').textContent.includes('a4, c4')")
     assert "no sowing leaves them" in str(page.text_content("#notice"))
+    # A board read with more seeds gone than a hand can hold: the referee is told what the camera sees.
+    session.update(unexplained={"squares": [], "seeds_seen": 17, "frame": 60})
+    wait_js(page, "document.getElementById('notice').textContent.includes('only 17 of')")
+    assert "check the light" in str(page.text_content("#notice"))
     session.update(unexplained=None)
 
     session.set_progress()

@@ -79,12 +79,17 @@ function renderScore(state) {
     ? `The camera misread the set-up; corrected at frame ${state.setup_corrected.frame} (the moves stand, ` +
       `their positions changed). Set-up now ${state.setup_corrected.position}, read as ${state.setup_corrected.was}.`
     : "";
-  // "unexplained": the camera reads pits of the side not to move as no sowing leaves them (a misread):
-  // the tracker waits for a reading it can explain instead of raising an alarm.
-  const unexplained = state.unexplained
-    ? `The camera reads ${state.unexplained.squares.join(", ")} as no sowing leaves them: taken for a ` +
-      "misread, not an illegal sowing; the move is followed once the camera reads the board right."
-    : "";
+  // "unexplained": the camera reads pits of the side not to move as no sowing leaves them, or fewer
+  // seeds than the board holds by more than a hand can hold (a misread): the tracker waits for a
+  // reading it can explain instead of raising an alarm.
+  const seen = state.unexplained ? state.unexplained.seeds_seen : undefined;
+  const unexplained = !state.unexplained
+    ? ""
+    : (seen !== undefined
+      ? `The camera sees only ${seen} of the board's 64 seeds, more gone than a hand can hold: taken for ` +
+        "a misread (check the light, the focus and that nothing covers the board), not an illegal sowing"
+      : `The camera reads ${state.unexplained.squares.join(", ")} as no sowing leaves them: taken for a ` +
+        "misread, not an illegal sowing") + "; the move is followed once the camera reads the board right.";
   const text = state.error ? `Camera loop stopped: ${state.error}` : hints[state.phase] || unexplained || corrected;
   notice.hidden = !text;
   notice.textContent = text;
