@@ -82,14 +82,14 @@ function renderScore(state) {
   // "unexplained": the camera reads pits of the side not to move as no sowing leaves them, or fewer
   // seeds than the board holds by more than a hand can hold (a misread): the tracker waits for a
   // reading it can explain instead of raising an alarm.
-  const seen = state.unexplained ? state.unexplained.seeds_seen : undefined;
-  const unexplained = !state.unexplained
-    ? ""
-    : (seen !== undefined
-      ? `The camera sees only ${seen} of the board's 64 seeds, more gone than a hand can hold: taken for ` +
-        "a misread (check the light, the focus and that nothing covers the board), not an illegal sowing"
-      : `The camera reads ${state.unexplained.squares.join(", ")} as no sowing leaves them: taken for a ` +
-        "misread, not an illegal sowing") + "; the move is followed once the camera reads the board right.";
+  let unexplained = "";
+  if (state.unexplained) {
+    const why = state.unexplained.seeds_seen !== undefined
+      ? `The camera sees only ${state.unexplained.seeds_seen} of the board's 64 seeds, more gone than a hand ` +
+        "can hold: taken for a misread (check the light, the focus and that nothing covers the board)"
+      : `The camera reads ${state.unexplained.squares.join(", ")} as no sowing leaves them: taken for a misread`;
+    unexplained = `${why}, not an illegal sowing; the move is followed once the camera reads the board right.`;
+  }
   const text = state.error ? `Camera loop stopped: ${state.error}` : hints[state.phase] || unexplained || corrected;
   notice.hidden = !text;
   notice.textContent = text;
