@@ -219,7 +219,7 @@ def _tilted(n: int, seed: int, tilts: tuple[int, ...] = (40, 45, 50, 55)) -> lis
     tilt, the three styles in turn, no hand, the standard set-up and mid-games of 0-6 in turn,
     read as ``omweso-cam read`` does (the board found automatically), but without the 64-seed fit
     (the mid-games of 0-6 a pit hold about 96 seeds: the counter is measured alone)."""
-    from omweso_cam.vision.evaluate import corner_error
+    from omweso_cam.vision.localise import corner_error
     from omweso_cam.vision.pipeline import BoardReader, ReaderConfig
     from omweso_cam.vision.synth import Scene, render_board
 

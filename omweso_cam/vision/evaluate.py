@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from omweso_cam.vision.localise import quad_diagonal
+from omweso_cam.vision.localise import corner_error
 from omweso_cam.vision.pipeline import BLUR_WARNING, FOCUS_WARNING, Reading
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff")
@@ -45,12 +45,6 @@ def find_examples(folder: Path) -> list[Example]:
         if isinstance(truth, dict) and "status" in truth:
             examples.append(Example(path, truth))
     return examples
-
-
-def corner_error(found_px: np.ndarray, true_px: np.ndarray) -> float:
-    """The worst corner's distance from the truth, as a fraction of the true board diagonal."""
-    true_c = np.asarray(true_px, np.float64)
-    return float(np.max(np.linalg.norm(np.asarray(found_px, np.float64) - true_c, axis=1))) / quad_diagonal(true_c)
 
 
 def score_reading(reading: Reading, truth: dict[str, Any]) -> dict[str, Any]:

@@ -186,12 +186,19 @@ def quad_diagonal(quad: np.ndarray) -> float:
     return float(np.linalg.norm(q[2] - q[0]) + np.linalg.norm(q[3] - q[1])) / 2
 
 
+def corner_error(corners: np.ndarray, reference: np.ndarray) -> float:
+    """The worst corner's distance from its twin in ``reference`` (TL, TR, BR, BL both), as a
+    fraction of ``reference``'s diagonal (:func:`quad_diagonal`): how far a found board lies from
+    the truth, or from where it was calibrated."""
+    reference = np.asarray(reference, np.float64)
+    worst = float(np.linalg.norm(np.asarray(corners, np.float64) - reference, axis=1).max())
+    return worst / quad_diagonal(reference)
+
+
 def corners_within(corners: np.ndarray, other: np.ndarray, tolerance: float) -> bool:
-    """Whether every corner of ``corners`` is within ``tolerance`` of ``other``'s longer diagonal of
-    its twin in ``other`` (TL, TR, BR, BL both): the same board place, give or take."""
-    other = np.asarray(other, np.float64)
-    diagonal = max(float(np.linalg.norm(other[2] - other[0])), float(np.linalg.norm(other[3] - other[1])))
-    return float(np.linalg.norm(np.asarray(corners, np.float64) - other, axis=1).max()) <= tolerance * diagonal
+    """Whether every corner of ``corners`` is within ``tolerance`` (:func:`corner_error`) of its twin
+    in ``other``: the same board place, give or take."""
+    return corner_error(corners, other) <= tolerance
 
 
 def clockwise(quad: np.ndarray) -> np.ndarray:

@@ -14,8 +14,7 @@ import cv2
 import numpy as np
 import pytest
 
-from omweso_cam.vision.evaluate import corner_error
-from omweso_cam.vision.localise import find_board
+from omweso_cam.vision.localise import corner_error, find_board
 from omweso_cam.vision.pipeline import BoardReader
 
 _PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "drawn_boards.py"

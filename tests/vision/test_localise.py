@@ -7,12 +7,14 @@ import numpy as np
 import pytest
 
 from omweso_cam.resources import samples_dir
-from omweso_cam.vision.evaluate import corner_error, find_examples
+from omweso_cam.vision.evaluate import find_examples
 from omweso_cam.vision.localise import (
     BoardLocation,
     CornersError,
     LocaliseConfig,
     clockwise,
+    corner_error,
+    corners_within,
     find_board,
     find_markers,
     marker_sheet,
@@ -59,6 +61,15 @@ def test_clockwise_has_positive_screen_area() -> None:
     q = clockwise(QUAD[::-1])
     x, y = q[:, 0], q[:, 1]
     assert np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y) > 0
+
+
+def test_corner_error_is_the_worst_corner_over_the_diagonal_and_corners_within_uses_it() -> None:
+    truth = np.array([[0.0, 0.0], [300.0, 0.0], [300.0, 400.0], [0.0, 400.0]])  # diagonals 500 px
+    found = truth + np.array([[3.0, 4.0], [0.0, 1.0], [0.0, 0.0], [-1.0, 0.0]])  # TL 5 px off
+    assert corner_error(found, truth) == pytest.approx(0.01)
+    assert corners_within(found, truth, 0.01)
+    assert not corners_within(found, truth, 0.0099)
+    assert corner_error(truth, truth) == 0.0
 
 
 def test_parse_corners_round_trip_and_errors() -> None:
