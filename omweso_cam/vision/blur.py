@@ -54,10 +54,13 @@ MIN_CLEAR_RAYS = 16
 class RimBlur:
     """How blurred a board's pit rims are: ``ratio``, the widest orientation's rim width over the
     narrowest (motion: 1 when no direction stands out), and ``width_px``, the median rim width
-    over the rays clear of the noise (focus; NaN when too few are)."""
+    over the rays clear of the noise (focus; NaN when too few are); and how deep they are:
+    ``contrast``, the median over all rays of the grey levels a rim's profile spans (a dark or
+    washed-out board's rims span few, and so do its seeds against the pits)."""
 
     ratio: float
     width_px: float
+    contrast: float
 
 
 def _rim_edges(image_bgr: np.ndarray, centres_px: np.ndarray,
@@ -97,4 +100,5 @@ def rim_blur(image_bgr: np.ndarray, centres_px: np.ndarray, radii_px: np.ndarray
     by_orientation = np.median(np.concatenate([widths[:, :half], widths[:, half:]]), axis=0)
     clear = contrast > MIN_CONTRAST_OF_NOISE * noise
     width = float(np.median(widths[clear])) if int(clear.sum()) >= MIN_CLEAR_RAYS else float("nan")
-    return RimBlur(ratio=float(by_orientation.max() / max(float(by_orientation.min()), 1e-6)), width_px=width)
+    return RimBlur(ratio=float(by_orientation.max() / max(float(by_orientation.min()), 1e-6)), width_px=width,
+                   contrast=float(np.median(contrast)))

@@ -90,6 +90,17 @@ class ReaderConfig:
     # exact, the others 87% (docs/vision.md, "Focus blur").
     max_rim_width_px: float = 6.5
     max_rim_width_of_diameter: float = 0.10
+    # A board too dark (or washed out) is read worse as well, and the rim measures above cannot
+    # see it: their noise estimate falls to nothing on a dark frame, so every rim looks sharp. The
+    # depth of the rims does: the median grey levels a rim's profile spans (RimBlur.contrast).
+    # On 24 scenes rendered at 1 to 0.07 times their exposure (seeds 39000001+, true corners, 0-6
+    # seeds a pit) pits were exact in 46-54% below 5 levels, 68-72% at 6-10, 82% at 10-12 and
+    # 89-95% above; none of those boards was warned. The limit is the largest of 4-10 that no
+    # scene at its own exposure fell under (the least was 12). On 12 scenes not used for it
+    # (39100001+) boards under it read 60% exact against 76%, and none at its own exposure was
+    # under it; no sample still (least 17.6) and 3 of the 264 film scenes of track_bench (6.4-8.8,
+    # two of them films the tracker could not follow) are (docs/vision.md, "A board in poor light").
+    min_rim_contrast: float = 10.0
     # A gap between pits looks foreign when its Lab distance from the surface exceeds
     # gap_foreign_distance (lightness counted half, and measured against a plane through the gaps'
     # own lightness: see _foreign_gaps); the board is "occluded" when occluded_gap_group such gaps
@@ -254,13 +265,15 @@ def board_rim_blur(image: np.ndarray, board: RectifiedBoard, grid: PitGrid) -> R
 SMALL_WARNING = "board small in the image"
 BLUR_WARNING = "board blurred by motion"
 FOCUS_WARNING = "board out of focus"
+LIGHT_WARNING = "board in poor light"
 
 
 def count_warnings(image: np.ndarray, board: RectifiedBoard, grid: PitGrid, config: ReaderConfig) -> list[str]:
     """Why counts read from ``board`` at ``grid`` deserve no trust (none: an empty list): pits too small
     in the camera image (``min_pit_diameter_px``), a board smeared by motion (``max_rim_blur_ratio``)
     or else out of focus (``max_rim_width_px``; a smear widens the rims too, and one warning is
-    enough). ``image`` is the working camera image the board was rectified from."""
+    enough), a board in poor light, too dark or too flat (``min_rim_contrast``). ``image`` is the
+    working camera image the board was rectified from."""
     warnings = []
     diameter = pit_diameter_px(board, grid)
     if diameter < config.min_pit_diameter_px:
@@ -273,6 +286,9 @@ def count_warnings(image: np.ndarray, board: RectifiedBoard, grid: PitGrid, conf
     elif blur.width_px >= max(config.max_rim_width_px, config.max_rim_width_of_diameter * diameter):
         warnings.append(f"{FOCUS_WARNING}: pit rims about {blur.width_px:.0f} px wide, counts are unreliable "
                         "(focus the camera on the board)")
+    if blur.contrast < config.min_rim_contrast:
+        warnings.append(f"{LIGHT_WARNING}: pit rims only {blur.contrast:.0f} grey levels deep, counts are unreliable "
+                        "(light the board well and set the camera's exposure so it is neither dark nor washed out)")
     return warnings
 
 

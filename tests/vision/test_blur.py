@@ -72,7 +72,7 @@ def test_rims_widen_out_of_focus_whatever_the_light_and_noise(drawn: Drawn) -> N
     faint = np.clip(blurred * 0.5 + 40 + np.random.default_rng(1).normal(0, 4, blurred.shape), 0, 255).astype(np.uint8)
     assert width(faint) > 2 * widths[0]
     washed_out = np.clip(blurred * 0.2 + 40 + np.random.default_rng(1).normal(0, 8, blurred.shape), 0, 255)
-    assert math.isnan(width(washed_out.astype(np.uint8)))  # no rim clear of the noise: no width, no warning
+    assert math.isnan(width(washed_out.astype(np.uint8)))  # no rim clear of the noise: no width (its light is warned of)
 
 
 def test_a_board_out_of_focus_is_read_with_a_warning(drawn: Drawn) -> None:
@@ -83,6 +83,31 @@ def test_a_board_out_of_focus_is_read_with_a_warning(drawn: Drawn) -> None:
     assert blurred.status == "ok" and blurred.counts is not None
     assert "out of focus" in blurred.observation.unreliable and "focus the camera" in blurred.detail
     assert "blurred by motion" not in blurred.observation.unreliable
+
+
+def test_rims_are_shallower_the_poorer_the_light(drawn: Drawn) -> None:
+    reading = BoardReader().at_corners(CORNERS, drawn.image.shape[1::-1], method="manual").read(drawn.image)
+    assert reading.rectified is not None and reading.grid is not None
+
+    def contrast(image: np.ndarray) -> float:
+        return board_rim_blur(image, reading.rectified, reading.grid).contrast
+
+    lit = contrast(drawn.image)
+    image = drawn.image.astype(np.float32)
+    dim, dark = (contrast(np.clip(image * gain, 0, 255).astype(np.uint8)) for gain in (0.5, 0.1))
+    assert lit > 30 and dim == pytest.approx(lit / 2, rel=0.15) and dark < 10 < dim
+    assert contrast(np.clip(image * 0.1 + 200, 0, 255).astype(np.uint8)) < 10  # washed out
+
+
+def test_a_board_in_poor_light_is_read_with_a_warning(drawn: Drawn) -> None:
+    reader = BoardReader().at_corners(CORNERS, drawn.image.shape[1::-1], method="manual")
+    image = drawn.image.astype(np.float32)
+    dim = reader.read(np.clip(image * 0.5, 0, 255).astype(np.uint8))
+    assert dim.status == "ok" and not dim.observation.unreliable, dim.detail
+    for poor in (image * 0.1, image * 0.1 + 200):  # dark, washed out
+        reading = reader.read(np.clip(poor, 0, 255).astype(np.uint8))
+        assert reading.status == "ok" and reading.counts is not None  # still read, with a warning
+        assert "poor light" in reading.observation.unreliable and "exposure" in reading.detail
 
 
 def test_evaluate_counts_the_boards_warned_about_apart(drawn: Drawn) -> None:
