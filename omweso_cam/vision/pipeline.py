@@ -90,6 +90,13 @@ class ReaderConfig:
     # exact, the others 87% (docs/vision.md, "Focus blur").
     max_rim_width_px: float = 6.5
     max_rim_width_of_diameter: float = 0.10
+    # ...and whatever the width in px, rims this share of the pits' diameter wide are out of focus:
+    # on small pits (under 41 px, where it is under 6.5 px) a rim a sixth of the pit wide blurs
+    # seeds of a fifth. The least of 0.12-0.20 that warned at most one board blurred 1 px or less
+    # of 30 scenes with pits of 36-48 px (seeds 39200001+; boards blurred 0-1 px reach 0.158);
+    # on 30 others (39300001+) it newly warned 5 boards (one blurred 1 px), read 58% exact
+    # against 94% (docs/vision.md, "Small pits out of focus").
+    max_rim_width_of_diameter_any_px: float = 0.16
     # A board too dark (or washed out) is read worse as well, and the rim measures above cannot
     # see it: their noise estimate falls to nothing on a dark frame, so every rim looks sharp. The
     # depth of the rims does: the median grey levels a rim's profile spans (RimBlur.contrast).
@@ -260,8 +267,8 @@ def board_rim_blur(image: np.ndarray, board: RectifiedBoard, grid: PitGrid) -> R
     return rim_blur(image, centres, (along + across) / 2.0)
 
 
-#: How ``count_warnings`` begins its warnings about pits too small, a board smeared by motion and
-#: one out of focus (``evaluate`` and the benchmarks tell them apart).
+#: How ``count_warnings`` begins its warnings about pits too small, a board smeared by motion, one
+#: out of focus and one in poor light (``evaluate`` and the benchmarks tell them apart).
 SMALL_WARNING = "board small in the image"
 BLUR_WARNING = "board blurred by motion"
 FOCUS_WARNING = "board out of focus"
@@ -271,9 +278,9 @@ LIGHT_WARNING = "board in poor light"
 def count_warnings(image: np.ndarray, board: RectifiedBoard, grid: PitGrid, config: ReaderConfig) -> list[str]:
     """Why counts read from ``board`` at ``grid`` deserve no trust (none: an empty list): pits too small
     in the camera image (``min_pit_diameter_px``), a board smeared by motion (``max_rim_blur_ratio``)
-    or else out of focus (``max_rim_width_px``; a smear widens the rims too, and one warning is
-    enough), a board in poor light, too dark or too flat (``min_rim_contrast``). ``image`` is the
-    working camera image the board was rectified from."""
+    or else out of focus (``max_rim_width_px``, ``max_rim_width_of_diameter_any_px``; a smear widens
+    the rims too, and one warning is enough), a board in poor light, too dark or too flat
+    (``min_rim_contrast``). ``image`` is the working camera image the board was rectified from."""
     warnings = []
     diameter = pit_diameter_px(board, grid)
     if diameter < config.min_pit_diameter_px:
@@ -283,7 +290,8 @@ def count_warnings(image: np.ndarray, board: RectifiedBoard, grid: PitGrid, conf
     if blur.ratio >= config.max_rim_blur_ratio:
         warnings.append(f"{BLUR_WARNING}: pit rims {blur.ratio:.1f} times wider one way than the other, "
                         "counts are unreliable (steady the camera, or light the board for a shorter exposure)")
-    elif blur.width_px >= max(config.max_rim_width_px, config.max_rim_width_of_diameter * diameter):
+    elif blur.width_px >= min(max(config.max_rim_width_px, config.max_rim_width_of_diameter * diameter),
+                              config.max_rim_width_of_diameter_any_px * diameter):
         warnings.append(f"{FOCUS_WARNING}: pit rims about {blur.width_px:.0f} px wide, counts are unreliable "
                         "(focus the camera on the board)")
     if blur.contrast < config.min_rim_contrast:

@@ -85,6 +85,21 @@ def test_a_board_out_of_focus_is_read_with_a_warning(drawn: Drawn) -> None:
     assert "blurred by motion" not in blurred.observation.unreliable
 
 
+def test_small_pits_out_of_focus_are_warned_before_their_rims_are_6_5_px_wide() -> None:
+    corners = (CORNERS - CORNERS.mean(axis=0)) * 0.6 + CORNERS.mean(axis=0)  # pits about 37 px
+    rng = np.random.default_rng(5)
+    small = draw_board([int(c) for c in rng.integers(0, 5, 32)], rng=rng, corners_px=corners)
+    reader = BoardReader().at_corners(corners, small.image.shape[1::-1], method="manual")
+    for sigma in (0.0, 1.0):
+        sharp = reader.read(small.image if sigma == 0 else cv2.GaussianBlur(small.image, (0, 0), sigma))
+        assert sharp.status == "ok" and not sharp.observation.unreliable, (sigma, sharp.detail)
+    image = cv2.GaussianBlur(small.image, (0, 0), 2.0)
+    blurred = reader.read(image)
+    assert blurred.rectified is not None and blurred.grid is not None
+    assert board_rim_blur(image, blurred.rectified, blurred.grid).width_px < 6.5  # under the width in px alone
+    assert "out of focus" in blurred.observation.unreliable
+
+
 def test_rims_are_shallower_the_poorer_the_light(drawn: Drawn) -> None:
     reading = BoardReader().at_corners(CORNERS, drawn.image.shape[1::-1], method="manual").read(drawn.image)
     assert reading.rectified is not None and reading.grid is not None
