@@ -296,7 +296,8 @@ def count_warnings(image: np.ndarray, board: RectifiedBoard, grid: PitGrid, conf
                         "(focus the camera on the board)")
     if blur.contrast < config.min_rim_contrast:
         warnings.append(f"{LIGHT_WARNING}: pit rims only {blur.contrast:.0f} grey levels deep, counts are unreliable "
-                        "(light the board well and set the camera's exposure so it is neither dark nor washed out)")
+                        "(light the board well, set the camera's exposure so it is neither dark nor washed out, "
+                        "and focus it on the board)")
     return warnings
 
 
