@@ -430,8 +430,10 @@ def main(argv: list[str] | None = None) -> int:
                    f"{s['pit_error_max_median']:.3f}", f"{s['pits_all_within_quarter_radius']}/{s['pit_error_boards']}",
                    f"{s['ms_localise_median'] + s['ms_grid_median']:.0f}"] for name, s in results.items()])
     _print_table(["set (the reader's warnings about its counts)", "clear boards read",
-                  "warned (of them blurred by motion / out of focus)", "0-6 exact on warned boards", "0-6 exact on the others"],
-                 [[name, s["clear_read_ok"], f"{s['warned_boards']} ({s['warned_blurred']} / {s['warned_out_of_focus']})",
+                  "warned (of them blurred by motion / out of focus / in poor light)", "0-6 exact on warned boards",
+                  "0-6 exact on the others"],
+                 [[name, s["clear_read_ok"],
+                   f"{s['warned_boards']} ({s['warned_blurred']} / {s['warned_out_of_focus']} / {s['warned_poor_light']})",
                    _pct(s["warned_exact_0_6"]), _pct(s["unwarned_exact_0_6"])] for name, s in results.items()])
     if args.scan:
         results["localisation_scan"] = _print_table(

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from omweso_cam.vision.localise import corner_error
-from omweso_cam.vision.pipeline import BLUR_WARNING, FOCUS_WARNING, Reading
+from omweso_cam.vision.pipeline import BLUR_WARNING, FOCUS_WARNING, LIGHT_WARNING, Reading
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff")
 STAGES = ("prepare", "localise", "rectify", "grid", "count", "total")
@@ -130,6 +130,7 @@ def summarise(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
         out[f"{name}_exact_0_6"] = sum(r["exact_0_6"] for r in part) / n if n else float("nan")
     out["warned_blurred"] = sum(1 for r in read if BLUR_WARNING in str(r.get("unreliable", "")))
     out["warned_out_of_focus"] = sum(1 for r in read if FOCUS_WARNING in str(r.get("unreliable", "")))
+    out["warned_poor_light"] = sum(1 for r in read if LIGHT_WARNING in str(r.get("unreliable", "")))
     scored = sum(r["pits_scored"] for r in rows)
     out["pits_scored"] = scored
     out["boards_scored"] = sum(1 for r in rows if r["pits_scored"])
@@ -156,9 +157,9 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"occluded said occluded {s['occluded_said']}/{s['occluded_images']}; "
         f"clear boards read ok {s['clear_read_ok']}/{s['clear_images']}",
     ]
-    lines.append(f"counts the reader warned about (small, blurred or out-of-focus board): {s['warned_boards']}/"
+    lines.append(f"counts the reader warned about (small, blurred, out-of-focus or poorly lit board): {s['warned_boards']}/"
                  f"{s['clear_read_ok']} boards read ({s['warned_blurred']} blurred by motion, {s['warned_out_of_focus']} "
-                 f"out of focus), 0-6 exact {s['warned_exact_0_6']:.1%} on them, "
+                 f"out of focus, {s['warned_poor_light']} in poor light), 0-6 exact {s['warned_exact_0_6']:.1%} on them, "
                  f"{s['unwarned_exact_0_6']:.1%} on the others")
     lines.append(f"boards read without a pit wrong: {s['boards_exact']}/{s['boards_scored']}")
     for lo, hi in ((0, 6), (7, 12), (13, 64)):

@@ -128,9 +128,12 @@ def test_a_board_in_poor_light_is_read_with_a_warning(drawn: Drawn) -> None:
 def test_evaluate_counts_the_boards_warned_about_apart(drawn: Drawn) -> None:
     truth = {"status": "ok", "counts": list(drawn.counts), "corners_px": CORNERS.tolist()}
     reader = BoardReader()
+    dark = (drawn.image * 0.1).astype(np.uint8)
     rows = [score_reading(reader.read(image), truth) for image in (drawn.image, smeared(drawn.image, 13, 20))]
-    assert not rows[0]["unreliable"] and "blurred by motion" in rows[1]["unreliable"]
+    rows.append(score_reading(reader.at_corners(CORNERS, dark.shape[1::-1], method="manual").read(dark), truth))
+    assert not rows[0]["unreliable"] and "blurred by motion" in rows[1]["unreliable"] and "poor light" in rows[2]["unreliable"]
     summary = summarise(rows)
-    assert (summary["warned_boards"], summary["warned_blurred"], summary["unwarned_boards"]) == (1, 1, 1)
+    assert (summary["warned_boards"], summary["warned_blurred"], summary["warned_poor_light"],
+            summary["unwarned_boards"]) == (2, 1, 1, 1)
     assert summary["unwarned_exact_0_6"] == rows[0]["exact_0_6"] / rows[0]["pits_0_6"]
-    assert "1/2 boards read (1 blurred by motion, 0 out of focus)" in format_summary(summary)
+    assert "2/3 boards read (1 blurred by motion, 0 out of focus, 1 in poor light)" in format_summary(summary)
