@@ -125,6 +125,13 @@ def test_a_board_in_poor_light_is_read_with_a_warning(drawn: Drawn) -> None:
         assert "poor light" in reading.observation.unreliable and "exposure" in reading.detail
 
 
+def test_a_blank_frame_at_given_corners_is_not_read_as_a_trusted_empty_board() -> None:
+    reader = BoardReader().at_corners(CORNERS, (960, 540), method="manual")
+    for level in (0, 255):
+        reading = reader.read(np.full((540, 960, 3), level, np.uint8))
+        assert "poor light" in reading.observation.unreliable, level
+
+
 def test_evaluate_counts_the_boards_warned_about_apart(drawn: Drawn) -> None:
     truth = {"status": "ok", "counts": list(drawn.counts), "corners_px": CORNERS.tolist()}
     reader = BoardReader()
