@@ -49,7 +49,7 @@ def find_examples(folder: Path) -> list[Example]:
 
 def score_reading(reading: Reading, truth: dict[str, Any]) -> dict[str, Any]:
     """One CSV row: status, corner error, largest pit-centre error (pit radii), count errors by heap size, the
-    reader's warning about its counts (``unreliable``: a small or blurred board), stage timings."""
+    reader's warning about its counts (``unreliable``: a small, blurred or poorly lit board), stage timings."""
     row: dict[str, Any] = {"truth_status": truth.get("status"), "status": reading.status,
                            "unreliable": reading.observation.unreliable}
     has_board = truth.get("status") != "no_board" and truth.get("corners_px") is not None
