@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import cv2
 import numpy as np
 import pytest
 
+from omweso_cam.vision.blur import RimBlur
 from omweso_cam.vision.evaluate import format_summary, score_reading, summarise
 from omweso_cam.vision.pipeline import BoardReader, board_rim_blur
 from tests.vision.drawn import Drawn, draw_board
@@ -31,12 +33,19 @@ def smeared(image: np.ndarray, length_px: int, angle_deg: float) -> np.ndarray:
     return cv2.filter2D(image, -1, kernel / kernel.sum())
 
 
-def test_rims_widen_across_the_motion_and_not_out_of_focus(drawn: Drawn) -> None:
+def rims_at_corners(drawn: Drawn) -> Callable[[np.ndarray], RimBlur]:
+    """The rim measure of ``drawn``'s pits, placed once at its true corners, on any version of its image."""
     reading = BoardReader().at_corners(CORNERS, drawn.image.shape[1::-1], method="manual").read(drawn.image)
     assert reading.rectified is not None and reading.grid is not None
+    board, grid = reading.rectified, reading.grid
+    return lambda image: board_rim_blur(image, board, grid)
+
+
+def test_rims_widen_across_the_motion_and_not_out_of_focus(drawn: Drawn) -> None:
+    rims = rims_at_corners(drawn)
 
     def ratio(image: np.ndarray) -> float:
-        return board_rim_blur(image, reading.rectified, reading.grid).ratio
+        return rims(image).ratio
 
     sharp = ratio(drawn.image)
     out_of_focus = ratio(cv2.GaussianBlur(drawn.image, (0, 0), 2.5))
@@ -58,11 +67,10 @@ def test_a_board_blurred_by_motion_is_read_with_a_warning(drawn: Drawn) -> None:
 
 
 def test_rims_widen_out_of_focus_whatever_the_light_and_noise(drawn: Drawn) -> None:
-    reading = BoardReader().at_corners(CORNERS, drawn.image.shape[1::-1], method="manual").read(drawn.image)
-    assert reading.rectified is not None and reading.grid is not None
+    rims = rims_at_corners(drawn)
 
     def width(image: np.ndarray) -> float:
-        return board_rim_blur(image, reading.rectified, reading.grid).width_px
+        return rims(image).width_px
 
     widths = [width(drawn.image if sigma == 0 else cv2.GaussianBlur(drawn.image, (0, 0), sigma)) for sigma in (0, 2, 4, 6)]
     assert widths == sorted(widths) and widths[0] < 6.0 and widths[-1] > 2 * widths[0], widths
@@ -101,11 +109,10 @@ def test_small_pits_out_of_focus_are_warned_before_their_rims_are_6_5_px_wide() 
 
 
 def test_rims_are_shallower_the_poorer_the_light(drawn: Drawn) -> None:
-    reading = BoardReader().at_corners(CORNERS, drawn.image.shape[1::-1], method="manual").read(drawn.image)
-    assert reading.rectified is not None and reading.grid is not None
+    rims = rims_at_corners(drawn)
 
     def contrast(image: np.ndarray) -> float:
-        return board_rim_blur(image, reading.rectified, reading.grid).contrast
+        return rims(image).contrast
 
     lit = contrast(drawn.image)
     image = drawn.image.astype(np.float32)
