@@ -128,9 +128,9 @@ def summarise(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
         n = sum(r["pits_0_6"] for r in part)
         out[f"{name}_boards"] = len(part)
         out[f"{name}_exact_0_6"] = sum(r["exact_0_6"] for r in part) / n if n else float("nan")
-    out["warned_blurred"] = sum(1 for r in read if BLUR_WARNING in str(r.get("unreliable", "")))
-    out["warned_out_of_focus"] = sum(1 for r in read if FOCUS_WARNING in str(r.get("unreliable", "")))
-    out["warned_poor_light"] = sum(1 for r in read if LIGHT_WARNING in str(r.get("unreliable", "")))
+    for key, warning in (("warned_blurred", BLUR_WARNING), ("warned_out_of_focus", FOCUS_WARNING),
+                         ("warned_poor_light", LIGHT_WARNING)):
+        out[key] = sum(1 for r in read if warning in str(r.get("unreliable", "")))
     scored = sum(r["pits_scored"] for r in rows)
     out["pits_scored"] = scored
     out["boards_scored"] = sum(1 for r in rows if r["pits_scored"])
