@@ -11,6 +11,7 @@ and carry on.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -31,6 +32,29 @@ DISCONNECTED = "disconnected"
 RECONNECTED = "reconnected"
 ENDED_EARLY = "ended_early"
 ENDED = "ended"
+
+
+_DECODE_LOCK = threading.Lock()
+
+
+def decode_image(data: np.ndarray, flags: int | None = None) -> np.ndarray | None:
+    """``cv2.imdecode`` of encoded bytes (default ``IMREAD_COLOR``): None when they do not decode.
+
+    OpenCV's decoders log their own failures on stderr (a broken GIF: "imdecode_ ... can't read
+    data"); the callers report a file that does not decode in their own words, once, so OpenCV's
+    log is silenced for the call (its level is global: one decode at a time). libjpeg's own
+    warnings about damaged data in a JPEG that still decodes ("Corrupt JPEG data: ...") are not
+    OpenCV's log and still reach stderr.
+    """
+    import cv2
+
+    with _DECODE_LOCK:
+        level = cv2.utils.logging.getLogLevel()
+        cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
+        try:
+            return cv2.imdecode(data, cv2.IMREAD_COLOR if flags is None else flags)
+        finally:
+            cv2.utils.logging.setLogLevel(level)
 
 
 class SourceError(ValueError):
@@ -149,8 +173,6 @@ class FolderSource(FrameSource):
             raise SourceError(f"{folder} holds no images ({', '.join(IMAGE_SUFFIXES)})")
 
     def __iter__(self) -> Iterator[Frame]:
-        import cv2
-
         index = 0
         for path in self._entries:
             timestamp = index / self.fps if self.fps else 0.0
@@ -160,7 +182,7 @@ class FolderSource(FrameSource):
                 continue
             self._pacer.wait_until(timestamp)
             data = np.fromfile(str(path), dtype=np.uint8)
-            image = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
+            image = decode_image(data) if data.size else None
             if image is None:
                 yield Frame(index, timestamp, None, CORRUPT, f"cannot decode image {path.name}", path.name)
             else:

@@ -24,6 +24,7 @@ from omweso_cam.vision.count import (
     default_seed_model,
     views_for,
 )
+from omweso_cam.vision.frames import decode_image
 from omweso_cam.vision.grid import (
     GridConfig,
     PitGrid,
@@ -761,7 +762,7 @@ def load_image(path: str) -> tuple[np.ndarray | None, str]:
                 return None, f"image of {size[0]}x{size[1]} pixels refused"
             flags = cv2.IMREAD_REDUCED_COLOR_4
     try:
-        image = cv2.imdecode(np.frombuffer(data, np.uint8), flags)
+        image = decode_image(np.frombuffer(data, np.uint8), flags)
     except cv2.error as exc:
         return None, f"cannot decode image: {exc.err}"
     if image is None:

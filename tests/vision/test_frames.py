@@ -138,3 +138,11 @@ def test_sources_that_cannot_open_give_a_clear_error(tmp_path: Path) -> None:
     bad_video.write_bytes(b"garbage")
     with pytest.raises(SourceError, match="cannot open video"):
         open_source(bad_video)
+
+
+def test_a_frame_opencv_cannot_decode_is_reported_without_its_log(tmp_path: Path, capfd: Any) -> None:
+    cv2.imwrite(str(tmp_path / "frame_0.png"), _image(0))
+    (tmp_path / "frame_1.png").write_bytes(b"GIF89a\x01\x00\x01\x00\x00\x00\x00;")  # a broken GIF named .png
+    frames = list(open_source(tmp_path, config=SourceConfig(folder_fps=5.0)))
+    assert [f.kind for f in frames] == [FRAME, CORRUPT]
+    assert "imdecode" not in capfd.readouterr().err

@@ -585,3 +585,12 @@ def test_a_board_the_counter_barely_sees_is_not_filled_up_to_64_seeds() -> None:
     rows = [[float(np.log(0.99 * (n == c) + 0.01 / 65)) for n in range(65)] for c in counts]
     pit_counts = _pit_counts(rows)
     assert BoardReader().board_counts(pit_counts)[0] == tuple(counts)
+
+
+def test_a_file_opencv_cannot_decode_is_told_once_in_our_words(tmp_path, capfd) -> None:  # type: ignore[no-untyped-def]
+    # OpenCV's GIF decoder logs its own error ("... imdecode_ ...") on stderr before giving up;
+    # a user running `read` on a batch should see the reader's one line per file, not that.
+    (tmp_path / "broken.gif").write_bytes(b"GIF89a\x01\x00\x01\x00\x00\x00\x00;")
+    image, problem = load_image(str(tmp_path / "broken.gif"))
+    assert image is None and "not a readable image" in problem
+    assert "imdecode" not in capfd.readouterr().err
