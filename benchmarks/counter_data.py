@@ -3,12 +3,15 @@
     .venv/bin/python benchmarks/counter_data.py --boards 1200 --seed 300000 --out /tmp/counter/train.npz
     .venv/bin/python benchmarks/counter_data.py --boards 200 --seed 800000 --style unseen --out /tmp/counter/unseen.npz
     .venv/bin/python benchmarks/counter_data.py --boards 150 --seed 11000000 --tilt 38 58 --out /tmp/counter/steep.npz
+    .venv/bin/python benchmarks/counter_data.py --boards 800 --seed 6400000 --style randomised --dark --counts 0 8 --out /tmp/c/tr_dark.npz
 
 Training data for the seed-count network (``benchmarks/train_counter.py``). Each
 board is rendered (default style unless ``--style``), rectified from its true
 corners, the true pit centres carried into it, and every pit cut straight from the camera image (:func:`omweso_cam.vision.count.pit_crops_from_image`)
 with a margin (``MARGIN``) so the trainer can jitter centre and scale (standing in
-for the reader's grid error). Pits a hand hides are dropped.
+for the reader's grid error). Pits a hand hides are dropped. ``--counts LO HI`` puts
+LO..HI seeds in every pit (``--heaps`` is ``--counts 5 16``); ``--dark`` draws dark seeds
+on dark wood (:func:`omweso_cam.vision.synth.scene.dark_colours`).
 Seeds never overlap with ``benchmarks/vision_bench.py`` (900,001+) or the
 sample corpus (2026).
 """
@@ -26,6 +29,10 @@ import numpy as np
 #: Stored crops cover this many times the canonical crop (room for jitter).
 MARGIN = 4 / 3
 STORED_PX = 64
+
+
+#: What ``--heaps`` stands for: every pit 5..16 (rare in games, hardest to count).
+HEAPS = (5, 16)
 
 
 def _board_counts(rnd: random.Random, rng: np.random.Generator, kind: int) -> tuple[int, ...]:
@@ -47,13 +54,15 @@ def _board_counts(rnd: random.Random, rng: np.random.Generator, kind: int) -> tu
         return random_setup(rnd, max_per_pit=10).board
     if kind == 3:
         return tuple(int(x) for x in rng.integers(0, rnd.choice([4, 8, 13]), 32))
-    if kind == 5:  # heaps: every pit 5..16 (rare in games, hardest to count)
-        return tuple(int(x) for x in rng.integers(5, 17, 32))
     c = rng.multinomial(64, rng.dirichlet(np.full(32, rnd.uniform(0.2, 0.6))))
     return tuple(int(x) for x in np.minimum(c, 30))
 
 
-def _one_board(job: tuple[int, str, bool, tuple[float, float] | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+#: One board to render: seed, style, seeds in every pit (LO, HI) or None, tilt range or None, dark.
+Job = tuple[int, str, "tuple[int, int] | None", "tuple[float, float] | None", bool]
+
+
+def _one_board(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     import cv2
 
     from omweso_cam.vision.count import CountConfig, pit_crops_from_image
@@ -61,12 +70,18 @@ def _one_board(job: tuple[int, str, bool, tuple[float, float] | None]) -> tuple[
     from omweso_cam.vision.pipeline import ReaderConfig, prepare_image
     from omweso_cam.vision.rectify import rectify
     from omweso_cam.vision.synth import Scene, render_board
+    from omweso_cam.vision.synth.scene import dark_colours
 
-    seed, style, heaps, tilt = job
+    seed, style, count_range, tilt, dark = job
     rng = np.random.default_rng(seed)
     rnd = random.Random(seed)
-    counts = _board_counts(rnd, rng, 5 if heaps else seed % 5)
-    pinned = {} if tilt is None else {"tilt_deg": rnd.uniform(*tilt)}
+    if count_range is None:
+        counts = _board_counts(rnd, rng, seed % 5)
+    else:
+        counts = tuple(int(x) for x in rng.integers(count_range[0], count_range[1] + 1, 32))
+    pinned: dict[str, object] = {} if tilt is None else {"tilt_deg": rnd.uniform(*tilt)}
+    if dark:
+        pinned.update(dark_colours(rng))
     scene = Scene.random(rng, style=style, hand=rnd.random() < 0.15, **pinned)
     image, truth = render_board(counts, scene=scene, rng=rng)
     if truth.corners_px is None or truth.pit_centers_px is None:
@@ -102,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--style", default="default")
     parser.add_argument("--heaps", action="store_true", help="only boards of heaps (5..16 seeds in every pit)")
+    parser.add_argument("--counts", type=int, nargs=2, metavar=("LO", "HI"),
+                        help="LO..HI seeds in every pit (instead of the mix of set-ups, games and spreads)")
+    parser.add_argument("--dark", action="store_true", help="dark seeds on dark wood, any hue")
     parser.add_argument("--tilt", type=float, nargs=2, metavar=("LO", "HI"),
                         help="camera tilt from vertical drawn from [LO, HI] degrees (default: the style's own, 0-35)")
     parser.add_argument("--workers", type=int, default=2)
@@ -110,7 +128,12 @@ def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
     tilt = None if args.tilt is None else (min(args.tilt), max(args.tilt))
-    jobs = [(args.seed + k, args.style, args.heaps, tilt) for k in range(args.boards)]
+    if args.heaps and args.counts:
+        parser.error("--heaps is --counts 5 16; give one of them")
+    count_range = HEAPS if args.heaps else None if args.counts is None else (min(args.counts), max(args.counts))
+    if count_range is not None and not 0 <= count_range[0] <= count_range[1] <= 64:
+        parser.error("--counts must lie within 0..64")
+    jobs: list[Job] = [(args.seed + k, args.style, count_range, tilt, args.dark) for k in range(args.boards)]
     crops, counts, boards = [], [], []
     with ProcessPoolExecutor(args.workers) as pool:
         for result in tqdm(pool.map(_one_board, jobs, chunksize=4), total=len(jobs), desc="boards"):

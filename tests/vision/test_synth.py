@@ -78,6 +78,18 @@ def test_randomised_style_draws_seed_and_wood_colours_from_everywhere_but_keeps_
     assert image.shape == (SMALL[1], SMALL[0], 3) and truth.counts == MID_GAME
 
 
+def test_dark_colours_put_dark_seeds_on_dark_wood_of_any_hue() -> None:
+    from omweso_cam.vision.synth.scene import dark_colours
+
+    scenes = [Scene.random(np.random.default_rng(i), **dark_colours(np.random.default_rng(100 + i))) for i in range(40)]
+    woods = np.array([s.wood_rgb for s in scenes])
+    seeds = np.array([rgb for s in scenes for rgb in s.seed_rgbs])
+    assert woods.max() <= 0.45 * 255 + 1 and seeds.max() <= 0.45 * 255 + 1  # HSV value = max channel
+    assert {int(np.argmax(rgb)) for rgb in woods} == {0, 1, 2}
+    randomised = np.array([Scene.random(np.random.default_rng(i), style="randomised").wood_rgb for i in range(40)])
+    assert randomised.max(axis=1).mean() > woods.max(axis=1).mean() + 60
+
+
 def test_truth_counts_match_the_position() -> None:
     _image, truth = render_board(MID_GAME, scene=_scene(4), rng=np.random.default_rng(0))
     assert truth.counts == MID_GAME

@@ -295,18 +295,23 @@ class Scene:
         return cls(**fields)
 
 
-def _randomised_colours(rng: np.random.Generator) -> dict[str, Any]:
+def _randomised_colours(
+    rng: np.random.Generator,
+    wood_value: tuple[float, float] = (0.15, 0.95),
+    seed_value: tuple[float, float] = (0.1, 0.95),
+) -> dict[str, Any]:
     """Wood, seed and light colours of a ``randomised`` scene: anywhere in colour space.
 
     Seeds get one to three colours; a seed colour almost identical to the wood is drawn
-    again (up to a few times), as no set of seeds is invisible on its board.
+    again (up to a few times), as no set of seeds is invisible on its board. The HSV
+    value (brightness) of wood and seeds is drawn from ``wood_value`` and ``seed_value``.
     """
     u = rng.uniform
-    wood = _hsv_rgb(u(0.0, 6.0), u(0.0, 0.7), u(0.15, 0.95))
+    wood = _hsv_rgb(u(0.0, 6.0), u(0.0, 0.7), u(*wood_value))
     seeds: list[RGB] = []
     for _ in range(int(rng.integers(1, 4))):
         for _attempt in range(6):
-            colour = _hsv_rgb(u(0.0, 6.0), u(0.0, 0.85), u(0.1, 0.95))
+            colour = _hsv_rgb(u(0.0, 6.0), u(0.0, 0.85), u(*seed_value))
             if float(np.linalg.norm(np.subtract(colour, wood))) > 30.0:
                 break
         seeds.append(colour)
@@ -315,6 +320,16 @@ def _randomised_colours(rng: np.random.Generator) -> dict[str, Any]:
         tint = u(0.5, 1.0, 3)
         light = tuple(float(c) for c in tint / tint.max())  # type: ignore[assignment]
     return {"wood_rgb": wood, "seed_palette": "custom", "seed_rgbs": tuple(seeds), "light_rgb": light}
+
+
+def dark_colours(rng: np.random.Generator) -> dict[str, Any]:
+    """Scene overrides for dark seeds on dark wood (any hue), the counter's hardest colours.
+
+    For training data that stresses the case (``benchmarks/counter_data.py --dark``): wood
+    and seeds both in the darker part of the ``randomised`` draw; pass the result to
+    `Scene.random` as overrides.
+    """
+    return _randomised_colours(rng, wood_value=(0.12, 0.45), seed_value=(0.08, 0.45))
 
 
 def seed_colours(palette: str) -> tuple[RGB, ...]:
