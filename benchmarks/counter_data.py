@@ -59,7 +59,7 @@ def _board_counts(rnd: random.Random, rng: np.random.Generator, kind: int) -> tu
 
 
 #: One board to render: seed, style, seeds in every pit (LO, HI) or None, tilt range or None, dark.
-Job = tuple[int, str, "tuple[int, int] | None", "tuple[float, float] | None", bool]
+Job = tuple[int, str, tuple[int, int] | None, tuple[float, float] | None, bool]
 
 
 def _one_board(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
