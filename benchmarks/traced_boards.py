@@ -23,7 +23,7 @@ It needs Blender as a Python module (``bpy``, GPL-3.0-or-later; its wheel is for
 version: 4.5 LTS for Python 3.11): ``./scripts/setup traced``. The suite and the other
 benchmarks do not; the images it made are committed with their truth.
 
-    .venv/bin/python benchmarks/traced_boards.py OUT_DIR --count 32 --seed 9100001 [--samples 32]
+    .venv-traced/bin/python benchmarks/traced_boards.py OUT_DIR --count 32 --seed 9100001 [--samples 32]
 
 writes ``traced_<seed>.jpg`` and ``traced_<seed>.json`` (the truth in the format of
 ``sample_images/stills``: status, counts in the reader's pit order, ``corners_px`` TL TR BR BL
