@@ -11,7 +11,10 @@ corners, the true pit centres carried into it, and every pit cut straight from t
 with a margin (``MARGIN``) so the trainer can jitter centre and scale (standing in
 for the reader's grid error). Pits a hand hides are dropped. ``--counts LO HI`` puts
 LO..HI seeds in every pit (``--heaps`` is ``--counts 5 16``); ``--dark`` draws dark seeds
-on dark wood (:func:`omweso_cam.vision.synth.scene.dark_colours`).
+on dark wood (:func:`omweso_cam.vision.synth.scene.dark_colours`); ``--glossy-bowls`` varnishes
+every board so its bowls mirror the light (``Scene.bowl_gloss``; the path-traced boards of
+``traced_boards.py`` showed that highlight read as a seed), drawn from the board's own seed
+apart from the scene, so the boards are otherwise the ones made without it.
 Seeds never overlap with ``benchmarks/vision_bench.py`` (900,001+) or the
 sample corpus (2026).
 """
@@ -19,6 +22,7 @@ sample corpus (2026).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import random
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -58,8 +62,8 @@ def _board_counts(rnd: random.Random, rng: np.random.Generator, kind: int) -> tu
     return tuple(int(x) for x in np.minimum(c, 30))
 
 
-#: One board to render: seed, style, seeds in every pit (LO, HI) or None, tilt range or None, dark.
-Job = tuple[int, str, tuple[int, int] | None, tuple[float, float] | None, bool]
+#: One board to render: seed, style, seeds in every pit (LO, HI) or None, tilt range or None, dark, glossy bowls.
+Job = tuple[int, str, tuple[int, int] | None, tuple[float, float] | None, bool, bool]
 
 
 def _one_board(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -72,7 +76,7 @@ def _one_board(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     from omweso_cam.vision.synth import Scene, render_board
     from omweso_cam.vision.synth.scene import dark_colours
 
-    seed, style, count_range, tilt, dark = job
+    seed, style, count_range, tilt, dark, glossy = job
     rng = np.random.default_rng(seed)
     rnd = random.Random(seed)
     if count_range is None:
@@ -83,6 +87,10 @@ def _one_board(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     if dark:
         pinned.update(dark_colours(rng))
     scene = Scene.random(rng, style=style, hand=rnd.random() < 0.15, **pinned)
+    if glossy:
+        varnish = np.random.default_rng([seed, 3])
+        scene = dataclasses.replace(scene, bowl_gloss=float(varnish.uniform(0.15, 0.8)),
+                                    bowl_shininess=float(varnish.uniform(10.0, 80.0)))
     image, truth = render_board(counts, scene=scene, rng=rng)
     if truth.corners_px is None or truth.pit_centers_px is None:
         return None
@@ -120,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--counts", type=int, nargs=2, metavar=("LO", "HI"),
                         help="LO..HI seeds in every pit (instead of the mix of set-ups, games and spreads)")
     parser.add_argument("--dark", action="store_true", help="dark seeds on dark wood, any hue")
+    parser.add_argument("--glossy-bowls", action="store_true", help="varnished boards: the bowls mirror the light")
     parser.add_argument("--tilt", type=float, nargs=2, metavar=("LO", "HI"),
                         help="camera tilt from vertical drawn from [LO, HI] degrees (default: the style's own, 0-35)")
     parser.add_argument("--workers", type=int, default=2)
@@ -133,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     count_range = HEAPS if args.heaps else None if args.counts is None else (min(args.counts), max(args.counts))
     if count_range is not None and not 0 <= count_range[0] <= count_range[1] <= 64:
         parser.error("--counts must lie within 0..64")
-    jobs: list[Job] = [(args.seed + k, args.style, count_range, tilt, args.dark) for k in range(args.boards)]
+    jobs: list[Job] = [(args.seed + k, args.style, count_range, tilt, args.dark, args.glossy_bowls) for k in range(args.boards)]
     crops, counts, boards = [], [], []
     with ProcessPoolExecutor(args.workers) as pool:
         for result in tqdm(pool.map(_one_board, jobs, chunksize=4), total=len(jobs), desc="boards"):

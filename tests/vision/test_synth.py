@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from pathlib import Path
@@ -127,6 +128,29 @@ def test_pit_centres_are_darker_bowls_than_the_board_between_them(seed: int, til
         inside = _disc_mean(gray, *centres[i], r)
         between = _disc_mean(gray, *mid, max(1.0, 0.12 * radii[i]))
         assert inside < between - 3, f"pit {i}: centre {inside:.1f} vs board {between:.1f}"
+
+
+def test_a_varnished_bowl_mirrors_the_light_inside_the_pit_only() -> None:
+    # Scene.bowl_gloss adds the light's reflection in each bowl (what the path-traced boards
+    # showed being read as a seed); at 0, the default, nothing changes.
+    base = _scene(31, tilt_deg=10.0, hand=False, noise_sigma=0.0, jpeg_quality=0, light_elevation_deg=60.0,
+                  focus_blur_px=0.0, motion_blur_px=0.0)
+    plain, truth = render_board((0,) * 32, scene=base, rng=np.random.default_rng(1))
+    again, _ = render_board((0,) * 32, scene=dataclasses.replace(base, bowl_gloss=0.0, bowl_shininess=10.0),
+                            rng=np.random.default_rng(1))
+    assert np.array_equal(plain, again)
+    glossy, _ = render_board((0,) * 32, scene=dataclasses.replace(base, bowl_gloss=0.8, bowl_shininess=30.0),
+                             rng=np.random.default_rng(1))
+    gain = _gray(glossy) - _gray(plain)
+    h, w = gain.shape
+    yy, xx = np.mgrid[0:h, 0:w]
+    in_pits = np.zeros((h, w), bool)
+    for (x, y), r in zip(truth.pit_centers_px or (), truth.pit_radius_px or (), strict=True):
+        in_pits |= (xx - x) ** 2 + (yy - y) ** 2 <= (1.1 * r) ** 2
+    assert np.abs(gain[~in_pits]).max() <= 1
+    brightest = [gain[(xx - x) ** 2 + (yy - y) ** 2 <= r * r].max()
+                 for (x, y), r in zip(truth.pit_centers_px or (), truth.pit_radius_px or (), strict=True)]
+    assert min(brightest) > 20, "every empty bowl shows a highlight"
 
 
 def test_pit_centres_follow_the_grid_order() -> None:

@@ -258,6 +258,13 @@ class BoardRenderer:
             sr = np.clip(sr, 0, h - 1).astype(np.float32)
             inner_albedo = cv2.remap(albedo, sc, sr, cv2.INTER_LINEAR)
             colour = inner_albedo * np.float32(scene.pit_tint) * shade[..., None].astype(np.float32) * light_bgr
+            if scene.bowl_gloss > 0:  # the light mirrored in a varnished bowl, where the light reaches
+                vx, vy, vz = cam[0] - px_, cam[1] - py_, cam[2] - z
+                vlen = np.sqrt(vx * vx + vy * vy + vz * vz)
+                hx, hy, hz = vx / vlen + light[0], vy / vlen + light[1], vz / vlen + light[2]
+                ndoth = (nx * hx + ny * hy + nz * hz) / (nlen * np.sqrt(hx * hx + hy * hy + hz * hz))
+                spec = np.float32(scene.bowl_gloss) * np.maximum(ndoth, 0.0) ** np.float32(scene.bowl_shininess) * lit
+                colour = colour + spec[..., None].astype(np.float32) * light_bgr
             a = cover[..., None]
             patch = tex[y0:y1, x0:x1]
             patch[:] = patch * (1 - a) + colour * a

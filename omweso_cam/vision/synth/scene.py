@@ -102,6 +102,10 @@ class Scene:
     grain_waviness: float = 0.5
     pit_tint: float = 0.85  # albedo factor inside the pits (worn, dirty)
     board_gloss: float = 0.1
+    # a varnished bowl's reflection of the light (strength, Blinn-Phong exponent); 0 = none. No style
+    # draws it (it would change every render): ``benchmarks/counter_data.py --glossy-bowls`` sets it.
+    bowl_gloss: float = 0.0
+    bowl_shininess: float = 40.0
     # seeds
     seed_palette: str = "empiki_dark"  # a named palette, or "custom" for ``seed_rgbs``
     seed_rgbs: tuple[RGB, ...] = ()  # the seed colours of the "custom" palette
