@@ -7,7 +7,9 @@ Accuracy rows: sample_images/stills (held to its truth JSON); fresh renders in t
 renderer's default style with new scene seeds; fresh renders in its held-out
 ``unseen`` style (other woods, seed colours, light), never used for tuning; boards drawn by a
 second, independent renderer (``benchmarks/drawn_boards.py``: other code, another look), never
-used for tuning or training either.
+used for tuning or training either; sample_images/traced, boards path traced by a third renderer
+(``benchmarks/traced_boards.py``, Blender Cycles: carved bowls, 3-D seeds, light that casts
+and reflects), read to measure only.
 Warnings: how many clear boards the reader marked unreliable (pits too small in the image,
 blurred by motion or out of focus) and how well those and the others were counted.
 Localisation scan: the markerless finder alone on renders of three styles without a hand:
@@ -57,11 +59,12 @@ def _accuracy(pairs: list[tuple[np.ndarray | None, dict[str, Any]]]) -> dict[str
     return summarise(rows)
 
 
-def _samples() -> list[tuple[np.ndarray | None, dict[str, Any]]]:
+def _samples(name: str) -> list[tuple[np.ndarray | None, dict[str, Any]]]:
+    """The images of ``sample_images/<name>`` that have truth beside them, with it."""
     from omweso_cam.vision.evaluate import find_examples
     from omweso_cam.vision.pipeline import load_image
 
-    folder = ROOT / "sample_images" / "stills"
+    folder = ROOT / "sample_images" / name
     if not folder.is_dir():
         return []
     return [(load_image(str(e.image))[0], e.truth) for e in find_examples(folder)]
@@ -406,7 +409,8 @@ def main(argv: list[str] | None = None) -> int:
     print("| set | images | boards found | corners within 1% (median err) | no-board said | occluded said "
           "| clear boards read | boards read exactly | 0-6 exact / within 1 | 7-12 exact / within 1 | 13+ exact / within 1 | ms median / p95 (auto) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    sets = [("sample_images/stills", _samples)]
+    sets = [("sample_images/stills", lambda: _samples("stills")),
+            ("sample_images/traced (path traced by a third renderer)", lambda: _samples("traced"))]
     if args.renders:
         sets += [(f"fresh renders, default style (seeds {args.seed}+)",
                   lambda: _renders(args.renders, "default", args.seed)),
