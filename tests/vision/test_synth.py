@@ -151,6 +151,9 @@ def test_a_varnished_bowl_mirrors_the_light_inside_the_pit_only() -> None:
     brightest = [gain[(xx - x) ** 2 + (yy - y) ** 2 <= r * r].max()
                  for (x, y), r in zip(truth.pit_centers_px or (), truth.pit_radius_px or (), strict=True)]
     assert min(brightest) > 20, "every empty bowl shows a highlight"
+    # truth files: the varnish is written only when there is some (sample_images stay byte for byte)
+    assert "bowl_gloss" not in base.to_json()
+    assert dataclasses.replace(base, bowl_gloss=0.8).to_json()["bowl_gloss"] == 0.8
 
 
 def test_pit_centres_follow_the_grid_order() -> None:

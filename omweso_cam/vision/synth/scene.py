@@ -180,9 +180,13 @@ class Scene:
             raise ValueError("pit_depth_mm, pit_diameter_mm and seed_length_mm must be positive")
 
     def to_json(self) -> dict[str, Any]:
-        """The parameters as a JSON-ready dict (tuples become lists)."""
+        """The parameters as a JSON-ready dict (tuples become lists). Bowls without varnish leave out
+        the varnish fields, so truth written before they existed (``sample_images``) is written again
+        byte for byte."""
         data = dataclasses.asdict(self)
         data.pop("extra")
+        if not self.bowl_gloss:
+            del data["bowl_gloss"], data["bowl_shininess"]
         return data
 
     def with_(self, **changes: Any) -> Scene:
