@@ -180,11 +180,13 @@ class Scene:
             raise ValueError("pit_depth_mm, pit_diameter_mm and seed_length_mm must be positive")
 
     def to_json(self) -> dict[str, Any]:
-        """The parameters as a JSON-ready dict (tuples become lists). Bowls without varnish leave out
-        the varnish fields, so truth written before they existed (``sample_images``) is written again
-        byte for byte."""
+        """The parameters as a JSON-ready dict (tuples become lists). Fields added since
+        ``sample_images`` was rendered are left out at their "none" values (no custom seed colours,
+        no varnish), so ``render corpus`` writes its truth again byte for byte."""
         data = dataclasses.asdict(self)
         data.pop("extra")
+        if not self.seed_rgbs:
+            del data["seed_rgbs"]
         if not self.bowl_gloss:
             del data["bowl_gloss"], data["bowl_shininess"]
         return data
