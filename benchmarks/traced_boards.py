@@ -244,71 +244,69 @@ def _board_mesh(p: dict[str, Any]) -> Any:
     return obj
 
 
-def _wood_material(p: dict[str, Any]) -> Any:
+def _material(name: str, roughness: float) -> tuple[Any, Any, Any]:
+    """A new node material (material, node tree, its Principled BSDF) of the given roughness."""
     import bpy
 
-    mat = bpy.data.materials.new("wood")
+    mat = bpy.data.materials.new(name)
     mat.use_nodes = True
-    tree = mat.node_tree
-    bsdf = tree.nodes["Principled BSDF"]
+    bsdf = mat.node_tree.nodes["Principled BSDF"]
+    bsdf.inputs["Roughness"].default_value = roughness
+    return mat, mat.node_tree, bsdf
+
+
+def _ramp(tree: Any, fac: Any, low: list[float], high: list[float], at: tuple[float, float] = (0.0, 1.0)) -> Any:
+    """A colour ramp from ``low`` to ``high`` (linear RGBA) between ``at``, driven by ``fac``; its colour output."""
+    ramp = tree.nodes.new("ShaderNodeValToRGB")
+    for element, colour, position in zip(ramp.color_ramp.elements, (low, high), at, strict=True):
+        element.color, element.position = colour, position
+    tree.links.new(fac, ramp.inputs["Fac"])
+    return ramp.outputs["Color"]
+
+
+def _multiply(tree: Any, a: Any, b: Any, factor: Any) -> Any:
+    """Colour output ``a`` multiplied by ``b`` (an output or a linear RGBA value) by ``factor`` (an output or a number)."""
+    mix = tree.nodes.new("ShaderNodeMix")
+    mix.data_type = "RGBA"
+    mix.blend_type = "MULTIPLY"
+    tree.links.new(a, mix.inputs["A"])
+    for socket, value in (("B", b), ("Factor", factor)):
+        if isinstance(value, (list, float)):
+            mix.inputs[socket].default_value = value
+        else:
+            tree.links.new(value, mix.inputs[socket])
+    return mix.outputs["Result"]
+
+
+def _wood_material(p: dict[str, Any]) -> Any:
+    mat, tree, bsdf = _material("wood", p["wood_roughness"])
     coords = tree.nodes.new("ShaderNodeTexCoord")
     stretch = _node(tree, "ShaderNodeMapping")  # grain: noise stretched along the rows
     stretch.inputs["Scale"].default_value = (p["grain_scale"] / 12, p["grain_scale"], p["grain_scale"] / 12)
     tree.links.new(coords.outputs["Object"], stretch.inputs["Vector"])
     grain = _node(tree, "ShaderNodeTexNoise", Detail=8.0, Roughness=0.6, Distortion=p["grain_distortion"] / 4)
     tree.links.new(stretch.outputs["Vector"], grain.inputs["Vector"])
-    ramp = tree.nodes.new("ShaderNodeValToRGB")
-    ramp.color_ramp.elements[0].position = 0.35
-    ramp.color_ramp.elements[1].position = 0.65
     base = np.array(p["wood_srgb"])
-    ramp.color_ramp.elements[0].color = [*_linear(base * p["wood_dark"]), 1]
-    ramp.color_ramp.elements[1].color = [*_linear(base), 1]
-    tree.links.new(grain.outputs["Fac"], ramp.inputs["Fac"])
-    pit = tree.nodes.new("ShaderNodeAttribute")
+    wood = _ramp(tree, grain.outputs["Fac"], [*_linear(base * p["wood_dark"]), 1], [*_linear(base), 1], at=(0.35, 0.65))
+    pit = tree.nodes.new("ShaderNodeAttribute")  # 1 inside a pit (the board mesh's "pit" attribute)
     pit.attribute_name = "pit"
-    shade = tree.nodes.new("ShaderNodeMix")
-    shade.data_type = "RGBA"
-    shade.blend_type = "MULTIPLY"
-    shade.inputs["B"].default_value = [p["pit_shade"]] * 3 + [1]
-    tree.links.new(pit.outputs["Fac"], shade.inputs["Factor"])
-    tree.links.new(ramp.outputs["Color"], shade.inputs["A"])
-    tree.links.new(shade.outputs["Result"], bsdf.inputs["Base Color"])
-    bsdf.inputs["Roughness"].default_value = p["wood_roughness"]
+    tree.links.new(_multiply(tree, wood, [p["pit_shade"]] * 3 + [1], pit.outputs["Fac"]), bsdf.inputs["Base Color"])
     return mat
 
 
 def _seed_material(p: dict[str, Any]) -> Any:
-    import bpy
-
-    mat = bpy.data.materials.new("seed")
-    mat.use_nodes = True
-    tree = mat.node_tree
-    bsdf = tree.nodes["Principled BSDF"]
-    info = tree.nodes.new("ShaderNodeObjectInfo")
-    ramp = tree.nodes.new("ShaderNodeValToRGB")
+    mat, tree, bsdf = _material("seed", p["seed_roughness"])
+    info = tree.nodes.new("ShaderNodeObjectInfo")  # each seed its own shade between two colours
     base = np.array(p["seed_srgb"])
-    ramp.color_ramp.elements[0].color = [*_linear(base * (1 - p["seed_spread"])), 1]
-    ramp.color_ramp.elements[1].color = [*_linear(base * (1 + p["seed_spread"])), 1]
-    tree.links.new(info.outputs["Random"], ramp.inputs["Fac"])
+    colour = _ramp(tree, info.outputs["Random"], [*_linear(base * (1 - p["seed_spread"])), 1],
+                   [*_linear(base * (1 + p["seed_spread"])), 1])
     mottle = _node(tree, "ShaderNodeTexNoise", Scale=300.0, Detail=2.0)
-    mix = tree.nodes.new("ShaderNodeMix")
-    mix.data_type = "RGBA"
-    mix.blend_type = "MULTIPLY"
-    mix.inputs["Factor"].default_value = 0.25
-    tree.links.new(ramp.outputs["Color"], mix.inputs["A"])
-    tree.links.new(mottle.outputs["Color"], mix.inputs["B"])
-    tree.links.new(mix.outputs["Result"], bsdf.inputs["Base Color"])
-    bsdf.inputs["Roughness"].default_value = p["seed_roughness"]
+    tree.links.new(_multiply(tree, colour, mottle.outputs["Color"], 0.25), bsdf.inputs["Base Color"])
     return mat
 
 
 def _table_material(p: dict[str, Any]) -> Any:
-    import bpy
-
-    mat = bpy.data.materials.new("table")
-    mat.use_nodes = True
-    tree = mat.node_tree
-    bsdf = tree.nodes["Principled BSDF"]
+    mat, tree, bsdf = _material("table", 0.9 if p["table"] == "cloth" else 0.5)
     c1, c2 = [*_linear(p["table_srgb"]), 1], [*_linear(p["table_srgb2"]), 1]
     coords = tree.nodes.new("ShaderNodeTexCoord")
     if p["table"] == "checked":
@@ -320,14 +318,9 @@ def _table_material(p: dict[str, Any]) -> Any:
         out = tex.outputs["Color"]
     else:  # cloth or stone: a mottle between the two colours
         tex = _node(tree, "ShaderNodeTexNoise", Scale=40.0 if p["table"] == "cloth" else 6.0, Detail=6.0)
-        ramp = tree.nodes.new("ShaderNodeValToRGB")
-        ramp.color_ramp.elements[0].color = c1
-        ramp.color_ramp.elements[1].color = c2 if p["table"] == "stone" else [v * 0.85 for v in c1[:3]] + [1]
-        tree.links.new(tex.outputs["Fac"], ramp.inputs["Fac"])
-        out = ramp.outputs["Color"]
+        out = _ramp(tree, tex.outputs["Fac"], c1, c2 if p["table"] == "stone" else [v * 0.85 for v in c1[:3]] + [1])
     tree.links.new(coords.outputs["Object"], tex.inputs["Vector"])
     tree.links.new(out, bsdf.inputs["Base Color"])
-    bsdf.inputs["Roughness"].default_value = 0.9 if p["table"] == "cloth" else 0.5
     return mat
 
 

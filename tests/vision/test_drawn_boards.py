@@ -7,26 +7,18 @@ seeds are from the set the renderer was written on (4000001+), not the benchmark
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import cv2
 import numpy as np
 import pytest
 
 from omweso_cam.vision.localise import corner_error, find_board
 from omweso_cam.vision.pipeline import BoardReader
-
-_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "drawn_boards.py"
+from tests.vision.benchmark_scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def drawn():
-    spec = importlib.util.spec_from_file_location("drawn_boards", _PATH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("drawn_boards")
 
 
 def test_a_drawn_board_and_its_truth_agree(drawn):

@@ -16,10 +16,10 @@ from omweso_cam.vision.evaluate import find_examples, score_reading, summarise
 from omweso_cam.vision.pipeline import BoardReader, load_image
 
 
-@pytest.fixture(scope="module")
-def summary() -> dict:
-    examples = find_examples(samples_dir() / "stills")
-    assert len(examples) >= 60, "sample_images/stills is incomplete"
+def _summary(folder: str, images: int) -> dict:
+    """The benchmark's summary of the reader on ``sample_images/<folder>`` (which must hold ``images`` images)."""
+    examples = find_examples(samples_dir() / folder)
+    assert len(examples) == images, f"sample_images/{folder} is incomplete"
     reader = BoardReader()
     rows = []
     for example in examples:
@@ -27,6 +27,11 @@ def summary() -> dict:
         assert image is not None, problem
         rows.append(score_reading(reader.read(image), example.truth))
     return summarise(rows)
+
+
+@pytest.fixture(scope="module")
+def summary() -> dict:
+    return _summary("stills", 62)
 
 
 def test_every_board_is_found_and_every_empty_table_said(summary: dict) -> None:
@@ -51,15 +56,7 @@ def test_most_clear_boards_are_read_without_a_pit_wrong(summary: dict) -> None:
 
 @pytest.fixture(scope="module")
 def traced() -> dict:
-    examples = find_examples(samples_dir() / "traced")
-    assert len(examples) == 32, "sample_images/traced is incomplete"
-    reader = BoardReader()
-    rows = []
-    for example in examples:
-        image, problem = load_image(str(example.image))
-        assert image is not None, problem
-        rows.append(score_reading(reader.read(image), example.truth))
-    return summarise(rows)
+    return _summary("traced", 32)
 
 
 # The path-traced boards (sample_images/traced, benchmarks/traced_boards.py): a renderer the reader

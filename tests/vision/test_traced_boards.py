@@ -8,23 +8,17 @@ development set (9,000,001+), not the committed benchmark's (9,100,001+).
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "traced_boards.py"
+from tests.vision.benchmark_scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def traced():
-    spec = importlib.util.spec_from_file_location("traced_boards", _PATH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("traced_boards")
 
 
 def test_a_plan_is_drawn_from_its_seed_alone(traced):
