@@ -15,12 +15,13 @@ degrees from vertical, turned and rolled a little, 24-55 mm lenses). The linear 
 exposed, given a camera's tone curve, sensor noise, vignetting and JPEG compression here.
 
 Nothing here is used for training or tuning. Written 2026-12-04; seeds 9,000,001-9,000,099 were
-used only to make this renderer right (its truth lines up with its images); the committed set
+used to make this renderer right (its truth lines up with its images), and 9,000,001-9,000,040 to
+check a counter trained on varnished bowls (not the shipped one); the committed set
 ``sample_images/traced`` and the benchmark use seeds 9,100,001+ and were read once the renderer
-was frozen (docs/vision.md, "Path-traced boards").
+was frozen (docs/vision.md, "Boards path traced by a third renderer").
 
 It needs Blender as a Python module (``bpy``, GPL-3.0-or-later; its wheel is for one Python
-version: 4.5 LTS for Python 3.11): ``./scripts/setup traced``. The suite and the other
+version: 4.5 LTS for Python 3.11): ``./scripts/setup-traced``. The suite and the other
 benchmarks do not; the images it made are committed with their truth.
 
     .venv-traced/bin/python benchmarks/traced_boards.py OUT_DIR --count 32 --seed 9100001 [--samples 32]
@@ -515,7 +516,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import bpy  # noqa: F401
     except ImportError:
-        sys.exit("traced_boards.py needs Blender as a Python module: ./scripts/setup traced")
+        sys.exit("traced_boards.py needs Blender as a Python module: ./scripts/setup-traced")
     import cv2
 
     args.out.mkdir(parents=True, exist_ok=True)
