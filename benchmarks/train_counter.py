@@ -17,7 +17,10 @@ and the last layer (a softmax over counts 0..64 from the trunk's embedding) into
 (``seed_model_default.json``), which is what ``omweso-cam calibrate seeds`` refits.
 
 ``--from-shipped calibration`` fine-tunes the network as shipped (its batch normalisation
-folded into the convolutions, as the ONNX file holds it) instead of starting afresh.
+folded into the convolutions, as the ONNX file holds it) instead of starting afresh; a
+shipped trunk in 8-bit integers starts from its weights turned back into floats. The
+network written here is in floats: ``benchmarks/quantise_counter.py`` makes the int8 trunk
+the reader ships.
 
 Augmentation stands in for what renders lack: any rotation and mirror (pits are
 round), centre/scale jitter (grid error), blur and resolution loss, sensor noise,
@@ -127,6 +130,24 @@ def build(torch, width: int, *, arch: str, fused: bool = False):  # type: ignore
     return trunk, head
 
 
+def conv_parameters(onnx, graph) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+    """The graph's initialisers in floats, by name; in a quantised trunk (quantise_counter.py)
+    a weight or bias fed through DequantizeLinear is given as (q - zero point) * scale under
+    the name the convolution reads."""
+    values = {init.name: onnx.numpy_helper.to_array(init) for init in graph.initializer}
+    for node in graph.node:
+        if node.op_type == "DequantizeLinear" and node.input[0] in values:
+            q, scale = values[node.input[0]].astype(np.float64), values[node.input[1]].astype(np.float64)
+            zero = values[node.input[2]].astype(np.float64) if len(node.input) > 2 and node.input[2] else 0.0
+            axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
+            if np.ndim(scale) == 1 and q.ndim > 1:  # per channel, along ``axis``
+                shape = [1] * q.ndim
+                shape[axis] = -1
+                scale, zero = scale.reshape(shape), np.reshape(zero, shape) if np.ndim(zero) else zero
+            values[node.output[0]] = ((q - zero) * scale).astype(np.float32)
+    return values
+
+
 def load_shipped(torch, trunk, head, onnx_path: Path, head_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Start a fused trunk and its head from a shipped network (ONNX trunk, seed model JSON).
 
@@ -136,7 +157,7 @@ def load_shipped(torch, trunk, head, onnx_path: Path, head_path: Path) -> None: 
     from omweso_cam.vision.count import load_seed_model
 
     graph = onnx.load(str(onnx_path)).graph
-    values = {init.name: onnx.numpy_helper.to_array(init) for init in graph.initializer}
+    values = conv_parameters(onnx, graph)
     convs = [m for m in trunk if isinstance(m, torch.nn.Conv2d)]
     nodes = [n for n in graph.node if n.op_type == "Conv"]
     if len(convs) != len(nodes):
