@@ -4,9 +4,13 @@ Two parts, kept apart on purpose:
 
 * the *trunk* (convolutions, in ``calibration/seed_counter.onnx``) turns a pit crop
   (:func:`omweso_cam.vision.count.network_input`: the crop measured against its own
-  rim of bare wood) into an embedding. ONNX Runtime runs it on one thread (twice as fast
-  as OpenCV's dnn module on this network: 7.8 vs 14-16 ms for 32 crops), OpenCV's dnn
-  module where ONNX Runtime is not installed; the reader needs no deep-learning framework;
+  rim of bare wood) into an embedding. It is stored in 8-bit integers since 2026-12-04
+  (``benchmarks/quantise_counter.py``: 0.11 instead of 0.31 ms a crop on one core of the
+  development machine, counts as the float network's on the crop and film checks of
+  docs/vision.md). ONNX Runtime runs it on one thread, OpenCV's dnn module where ONNX
+  Runtime is not installed (slower, and rounding its integers its own way: embeddings
+  differ by up to 0.02, the counts they give do not); the reader needs no deep-learning
+  framework;
 * the *head* (:class:`CounterHead`, plain JSON) is one linear layer from the
   embedding to log-probabilities over counts. It is what a rig calibrates:
   :func:`refit_head` fits it to labelled crops of that rig's board and seeds,

@@ -123,16 +123,29 @@ def test_shipped_model_is_a_network() -> None:
     assert model.counter.input_px == CountConfig().crop_px
 
 
-def test_both_engines_give_the_same_embeddings() -> None:
+def test_both_engines_count_alike() -> None:
     # ONNX Runtime runs the shipped network; OpenCV's dnn module is the fallback without it.
-    path = str(trunk_path(default_seed_model().counter))
-    crops = np.random.default_rng(5).integers(0, 255, (6, 48, 48, 3), dtype=np.uint8)
-    x = network_input(crops)
+    # The trunk is 8-bit (benchmarks/quantise_counter.py) and each engine rounds its integer
+    # arithmetic its own way (embeddings differ by up to 0.02), so what must agree is what the
+    # reader uses: on a rendered board's pits, the same most likely count, probabilities close.
+    from omweso_cam.vision.count import pit_crops_from_image
+    from omweso_cam.vision.pipeline import BoardReader
+    from omweso_cam.vision.synth import Scene, render_board
+
+    head = default_seed_model().counter
+    path = str(trunk_path(head))
+    rng = np.random.default_rng(801)
+    image, truth = render_board([int(c) for c in rng.integers(0, 9, 32)], scene=Scene.random(rng, hand=False), rng=rng)
+    reading = BoardReader().at_corners(np.asarray(truth.corners_px), (image.shape[1], image.shape[0])).read(image)
+    assert reading.rectified is not None and reading.grid is not None
+    x = network_input(pit_crops_from_image(image, reading.rectified.board_from_image, reading.grid))
     fast, fallback = Trunk(path, "onnxruntime"), Trunk(path, "opencv")
     assert fast.engine == "onnxruntime" and fallback.engine == "opencv"
     a, b = fast.run(x), fallback.run(x)
-    assert a.shape == b.shape == (6, default_seed_model().counter.embedding_size)
-    np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+    assert a.shape == b.shape == (32, head.embedding_size)
+    pa, pb = np.exp(head.log_probabilities(a)), np.exp(head.log_probabilities(b))
+    assert np.array_equal(pa.argmax(axis=1), pb.argmax(axis=1))
+    assert np.abs(pa - pb).max() < 0.03
 
 
 def test_a_corrupt_network_file_is_a_clear_error(tmp_path: Path) -> None:
