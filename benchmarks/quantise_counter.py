@@ -87,6 +87,24 @@ def quantise(fp32: Path, out: Path, calibration: np.ndarray) -> None:
         quantize_static(str(prepared), str(out), Batches(), quant_format=QuantFormat.QDQ, per_channel=True,
                         activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
                         calibrate_method=CalibrationMethod.Percentile, nodes_to_exclude=[STEM])
+    only_used_opsets(out)
+
+
+def only_used_opsets(path: Path) -> None:
+    """Drop the operator sets the graph does not use from the file's imports.
+
+    The quantiser's preprocessing imports every domain it knows (``ai.onnx.ml`` 5,
+    ``com.microsoft`` ...); ONNX Runtime 1.17, the oldest the package allows, refuses a file
+    importing a version it does not know, used or not. The graph is unchanged.
+    """
+    import onnx
+
+    model = onnx.load(str(path))
+    used = {node.domain for node in model.graph.node} | {""}
+    kept = [opset for opset in model.opset_import if opset.domain in used]
+    del model.opset_import[:]
+    model.opset_import.extend(kept)
+    onnx.save(model, str(path))
 
 
 def main(argv: list[str] | None = None) -> int:
