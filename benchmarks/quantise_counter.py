@@ -6,7 +6,7 @@ activations uint8 with ranges measured on training crops), which ONNX Runtime ru
 integer arithmetic (0.11 instead of 0.31 ms a crop on the development machine, an AVX-512
 VNNI CPU) and OpenCV's dnn module reads too. The first convolution stays in floats: it sees
 the normalised crop itself, whose range int8 clips (keeping it halved the drift from the
-float network, at 0.01 ms a crop). The head (``seed_model_default.json``) is not refitted:
+float network, at no cost in speed that the timings could tell apart). The head (``seed_model_default.json``) is not refitted:
 it is given the new trunk's SHA-256, nothing else.
 
     /tmp/train/bin/pip install onnx onnxruntime sympy
