@@ -26,6 +26,7 @@ from omweso_cam.vision.count import (
 from omweso_cam.vision.grid import PitGrid, fit_grid
 from omweso_cam.vision.rectify import rectify
 from tests.vision.drawn import draw_board
+from tests.vision.rendered import rendered_crops
 
 CORNERS = np.array([[120.0, 90.0], [840.0, 100.0], [860.0, 470.0], [100.0, 455.0]])
 
@@ -72,19 +73,6 @@ def _drawn_crops(seed: int, crop_px: int = 48) -> tuple[np.ndarray, np.ndarray]:
     return pit_crops_from_image(d.image, board.board_from_image, fit_grid(board.image), config=config), counts
 
 
-def _rendered(seed: int, style: str, counts: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Pit crops (camera image, true corners, the reader's grid) of a fresh render, and its counts."""
-    from omweso_cam.vision.pipeline import BoardReader
-    from omweso_cam.vision.synth import Scene, render_board
-
-    rng = np.random.default_rng(seed)
-    image, truth = render_board(counts, scene=Scene.random(rng, style=style, hand=False), rng=rng)
-    reader = BoardReader().at_corners(np.asarray(truth.corners_px), (image.shape[1], image.shape[0]))
-    reading = reader.read(image)
-    assert reading.rectified is not None and reading.grid is not None
-    return pit_crops_from_image(image, reading.rectified.board_from_image, reading.grid), np.asarray(counts)
-
-
 def test_shipped_network_counts_fresh_renders_it_never_saw() -> None:
     # Scene seeds far from the training ones (6,000,000+ since 2026-12-03) and from the
     # benchmark's (900,001+); half in the held-out style. Twelve boards (four until 2026-12-03:
@@ -96,7 +84,7 @@ def test_shipped_network_counts_fresh_renders_it_never_saw() -> None:
     crops, counts = [], []
     for k in range(12):
         board = [int(c) for c in rng.integers(0, 7, 32)]
-        c, n = _rendered(1_500_000 + k, ("default", "unseen")[k % 2], board)
+        c, n = rendered_crops(1_500_000 + k, ("default", "unseen")[k % 2], board)
         crops.append(c)
         counts.append(n)
     truth = np.concatenate(counts)
@@ -167,7 +155,7 @@ def test_camera_crops_and_rectified_crops_count_alike() -> None:
 
 
 def test_a_known_position_confirms_but_does_not_refit() -> None:
-    crops, _ = _rendered(1_500_010, "default", [4] * 8 + [0] * 16 + [4] * 8)
+    crops, _ = rendered_crops(1_500_010, "default", [4] * 8 + [0] * 16 + [4] * 8)
     standard = np.array([4] * 8 + [0] * 16 + [4] * 8)
     model = fit_seed_model(crops, standard, source="known position")
     assert model.notes["refitted"] is False and "distinct counts" in str(model.notes["why"])
@@ -178,7 +166,7 @@ def test_a_known_position_confirms_but_does_not_refit() -> None:
 def test_labelled_crops_refit_the_head_only_when_it_helps_on_held_out_crops() -> None:
     rng = np.random.default_rng(9)
     boards = [[int(c) for c in rng.integers(0, 9, 32)] for _ in range(3)]
-    parts = [_rendered(1_500_020, "unseen", b) for b in boards]
+    parts = [rendered_crops(1_500_020, "unseen", b) for b in boards]
     crops = np.concatenate([c for c, _ in parts])
     counts = np.concatenate([n for _, n in parts])
     model = fit_seed_model(crops, counts)

@@ -23,6 +23,7 @@ from omweso_cam.vision.counter_net import (
     refit_head,
     trunk_path,
 )
+from tests.vision.rendered import rendered_crops
 
 
 def _crops(rng: np.random.Generator, n: int = 4, size: int = 48) -> np.ndarray:
@@ -128,17 +129,10 @@ def test_both_engines_count_alike() -> None:
     # The trunk is 8-bit (benchmarks/quantise_counter.py) and each engine rounds its integer
     # arithmetic its own way (embeddings differ by up to 0.02), so what must agree is what the
     # reader uses: on a rendered board's pits, the same most likely count, probabilities close.
-    from omweso_cam.vision.count import pit_crops_from_image
-    from omweso_cam.vision.pipeline import BoardReader
-    from omweso_cam.vision.synth import Scene, render_board
-
     head = default_seed_model().counter
     path = str(trunk_path(head))
-    rng = np.random.default_rng(801)
-    image, truth = render_board([int(c) for c in rng.integers(0, 9, 32)], scene=Scene.random(rng, hand=False), rng=rng)
-    reading = BoardReader().at_corners(np.asarray(truth.corners_px), (image.shape[1], image.shape[0])).read(image)
-    assert reading.rectified is not None and reading.grid is not None
-    x = network_input(pit_crops_from_image(image, reading.rectified.board_from_image, reading.grid))
+    crops, _ = rendered_crops(801, "default", [int(c) for c in np.random.default_rng(801).integers(0, 9, 32)])
+    x = network_input(crops)
     fast, fallback = Trunk(path, "onnxruntime"), Trunk(path, "opencv")
     assert fast.engine == "onnxruntime" and fallback.engine == "opencv"
     a, b = fast.run(x), fallback.run(x)
