@@ -6,8 +6,8 @@ activations uint8 with ranges measured on training crops), which ONNX Runtime ru
 integer arithmetic (0.11 instead of 0.31 ms a crop on the development machine, an AVX-512
 VNNI CPU) and OpenCV's dnn module reads too. The first convolution stays in floats: it sees
 the normalised crop itself, whose range int8 clips (keeping it halved the drift from the
-float network, at no cost in speed that the timings could tell apart). The head (``seed_model_default.json``) is not refitted:
-it is given the new trunk's SHA-256, nothing else.
+float network, at no cost in speed that the timings could tell apart). The head
+(``seed_model_default.json``) is not refitted: it is given the new trunk's SHA-256, nothing else.
 
     /tmp/train/bin/pip install onnx onnxruntime sympy
     /tmp/train/bin/python benchmarks/quantise_counter.py --folder /tmp/B \
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import shutil
 import sys
 import tempfile
@@ -117,20 +116,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from omweso_cam.vision.count import load_seed_model, save_seed_model
-    from omweso_cam.vision.counter_net import Trunk
+    from omweso_cam.vision.counter_net import Trunk, trunk_digest
 
     trunk_file, head_file = args.folder / "seed_counter.onnx", args.folder / "seed_model_default.json"
     fp32 = args.folder / "seed_counter_fp32.onnx"
     model = load_seed_model(str(head_file))
     head = model.counter
-    digest = hashlib.sha256(trunk_file.read_bytes()).hexdigest()
-    if head.trunk_sha256 != digest:
+    if head.trunk_sha256 != trunk_digest(trunk_file):
         raise SystemExit(f"{head_file} was not fitted to {trunk_file} (already quantised?)")
     x, _, taken = draw(args.calibrate, args.per_set, args.seed)
     shutil.copyfile(trunk_file, fp32)
     quantise(fp32, trunk_file, x)
 
-    new_digest = hashlib.sha256(trunk_file.read_bytes()).hexdigest()
+    new_digest = trunk_digest(trunk_file)
     save_seed_model(dataclasses.replace(model, counter=dataclasses.replace(head, trunk_sha256=new_digest),
                                         source=f"{model.source}, int8"), str(head_file))
 

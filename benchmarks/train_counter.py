@@ -31,7 +31,6 @@ renderer never drew).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import math
 import sys
 import time
@@ -292,12 +291,12 @@ def main(argv: list[str] | None = None) -> int:
                       output_names=["embedding"], dynamic_axes={"crops": {0: "n"}, "embedding": {0: "n"}},
                       dynamo=False)
     from omweso_cam.vision.count import SeedModel, count_crops, save_seed_model
-    from omweso_cam.vision.counter_net import CounterHead, Trunk
+    from omweso_cam.vision.counter_net import CounterHead, Trunk, trunk_digest
 
     exported = Trunk(str(onnx_path))  # the engine the reader will run it with
     drift = float(np.abs(exported.run(xv[:64]) - emb[:64]).max())
 
-    digest = hashlib.sha256(onnx_path.read_bytes()).hexdigest()
+    digest = trunk_digest(onnx_path)
 
     def head_with(trunk: str) -> CounterHead:
         return CounterHead(w / best_t, b / best_t, trunk=trunk, input_px=size, crop_of_radius=config.crop_of_radius,

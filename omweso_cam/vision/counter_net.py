@@ -140,13 +140,18 @@ def trunk_path(head: CounterHead) -> Path:
     return calibration_dir() / path
 
 
+def trunk_digest(path: str | Path) -> str:
+    """The SHA-256 (hex) of a trunk file: what a head's ``trunk_sha256`` names."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
 def embed(network_input: np.ndarray, head: CounterHead) -> np.ndarray:
     """Run the trunk on a batch (N, 3, S, S) float32; one loaded trunk per file."""
     path = str(trunk_path(head))
     with _TRUNKS_LOCK:
         if path not in _TRUNKS:
             try:
-                digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+                digest = trunk_digest(path)
             except OSError as exc:
                 raise CounterNetError(f"cannot load the seed counter network {path}: {exc}") from exc
             _TRUNKS[path] = (Trunk(path), digest)
