@@ -311,13 +311,9 @@ def prepare_image(image: np.ndarray | None, config: ReaderConfig) -> tuple[np.nd
     """(BGR uint8 working image, scale, problem) for any array the caller hands in."""
     if image is None or not isinstance(image, np.ndarray) or image.size == 0:
         return None, 1.0, "no image data"
-    if image.dtype != np.uint8:
-        if image.dtype == np.uint16:
-            image = (image >> 8).astype(np.uint8)
-        elif np.issubdtype(image.dtype, np.floating) and np.all(np.isfinite(image)):
-            image = np.clip(image * (255.0 if image.max() <= 1.0 else 1.0), 0, 255).astype(np.uint8)
-        else:
-            return None, 1.0, f"unsupported pixel type {image.dtype}"
+    image, problem = _as_8_bit(image)
+    if image is None:
+        return None, 1.0, problem
     if image.ndim == 2:
         image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
     elif image.ndim == 3 and image.shape[2] == 4:
@@ -334,6 +330,18 @@ def prepare_image(image: np.ndarray | None, config: ReaderConfig) -> tuple[np.nd
         scale = config.max_side_px / max(h, w)
         image = cv2.resize(image, (max(1, round(w * scale)), max(1, round(h * scale))), interpolation=cv2.INTER_AREA)
     return np.ascontiguousarray(image), scale, ""
+
+
+def _as_8_bit(image: np.ndarray) -> tuple[np.ndarray | None, str]:
+    """(8-bit image, problem) of 8-bit, 16-bit or floating-point pixels (floats read as 0..1 when
+    none is above 1, else as 0..255); other pixel types are refused."""
+    if image.dtype == np.uint8:
+        return image, ""
+    if image.dtype == np.uint16:
+        return (image >> 8).astype(np.uint8), ""
+    if np.issubdtype(image.dtype, np.floating) and np.all(np.isfinite(image)):
+        return np.clip(image * (255.0 if image.max() <= 1.0 else 1.0), 0, 255).astype(np.uint8), ""
+    return None, f"unsupported pixel type {image.dtype}"
 
 
 class BoardReader:
@@ -765,6 +773,17 @@ def load_image(path: str) -> tuple[np.ndarray | None, str]:
         image = decode_image(np.frombuffer(data, np.uint8), flags)
     except cv2.error as exc:
         return None, f"cannot decode image: {exc.err}"
+    if image is None and flags == cv2.IMREAD_COLOR:
+        # OpenCV's 8-bit colour decode refuses some valid files (a TIFF of 32-bit float samples,
+        # as HDR and scientific cameras write): decoded at their own depth, they are brought to 8 bits.
+        try:
+            image = decode_image(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR | cv2.IMREAD_ANYDEPTH)
+        except cv2.error:
+            image = None
+        if image is not None:
+            image, problem = _as_8_bit(image)
+            if image is None:
+                return None, f"not a readable image ({problem})"
     if image is None:
         return None, "not a readable image (corrupt, truncated or unknown format)"
     return image, ""

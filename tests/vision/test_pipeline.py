@@ -528,6 +528,20 @@ def test_load_image_reports_bad_files(tmp_path) -> None:  # type: ignore[no-unty
         assert image is None and words in problem, (name, problem)
 
 
+def test_images_of_16_bit_and_float_samples_load_as_8_bit(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # OpenCV's 8-bit colour decode refuses a TIFF of 32-bit floats (HDR and scientific cameras).
+    import cv2
+
+    pixels = np.zeros((80, 120, 3), np.uint8)
+    pixels[10:30, 20:60] = (40, 120, 250)
+    cv2.imwrite(str(tmp_path / "deep.png"), pixels.astype(np.uint16) * 257)
+    cv2.imwrite(str(tmp_path / "float.tiff"), pixels.astype(np.float32) / 255.0)
+    for name in ("deep.png", "float.tiff"):
+        image, problem = load_image(str(tmp_path / name))
+        assert problem == "" and image is not None and image.dtype == np.uint8, (name, problem)
+        assert np.abs(image.astype(int) - pixels).max() <= 1, name
+
+
 def test_a_photo_is_loaded_the_way_its_exif_orientation_says(tmp_path) -> None:  # type: ignore[no-untyped-def]
     # A phone held upright stores its pixels sideways and says so in EXIF (orientation 6:
     # turn 90 degrees clockwise to view); viewers, and the corners users give, are upright.
