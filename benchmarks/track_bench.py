@@ -22,9 +22,11 @@ Sections (each prints a table):
 
 Tracker experiments without the reader: ``--save-readings DIR`` keeps every film's readings
 (one folder per film: its truth and an .npz per kind of reading, about 0.5 MB a film), and
-``--replay DIR`` runs only the tracker on them, through ``track_source`` as ``track`` does,
-and prints the films' table: a tracker setting is checked on all films in seconds instead of
-the tens of minutes the reader takes. The replay gives the run's own rows back exactly.
+``--replay DIR [DIR ...]`` runs only the tracker on them, through ``track_source`` as ``track``
+does, and prints the films' table: a tracker setting is checked on all films in seconds instead
+of the tens of minutes the reader takes. The replay gives the run's own rows back exactly.
+Totals are printed for all fresh films, and apart for those whose counts the reader distrusted
+at some frame (a warning: pits under 36 px, a smear, out of focus, poor light) and the others.
 
 A camera on a fixed rig: ``--calibrate`` reads each film through a calibration made the way
 a user makes one, ``omweso-cam calibrate corners`` on the film's first frame (the board found
@@ -277,7 +279,34 @@ def judge(truth: dict[str, Any], plies: list[dict[str, Any]], events: list[dict[
     false_alarms = sum(not any(ev["frames"][0] <= f["frame"] <= ev["frames"][1] for ev in expected) for f in flagged)
     return {"moves": len(moves), "recovered": sum(a == b for a, b in zip(got, moves, strict=False)),
             "extra": max(0, len(got) - len(moves)), "illegal": len(expected), "flagged_right": right,
-            "false_alarms": false_alarms, "on_hand": on_hand, "exact": got == moves}
+            "false_alarms": false_alarms, "on_hand": on_hand, "exact": got == moves,
+            "warned": any(e["kind"] == "unreliable" for e in events)}
+
+
+class Totals:
+    """Moves recovered, illegal sowings flagged and false alarms summed per kind of reading, and
+    apart for the films whose counts the reader distrusted at some frame (it warned: pits under
+    36 px, a smear, out of focus, poor light) and the films it read without a warning: what a
+    user who places the camera as the README says can expect, and what the others get."""
+
+    KEYS = ("moves", "recovered", "flagged_right", "illegal", "false_alarms")
+
+    def __init__(self) -> None:
+        self.sums: dict[tuple[str, str], list[int]] = {}
+
+    def add(self, readings: str, result: dict[str, Any]) -> None:
+        group = "warned" if result.get("warned") else "no warning"
+        for key in ((readings, "all films"), (readings, group)):
+            t = self.sums.setdefault(key, [0] * (len(self.KEYS) + 1))
+            t[0] += 1
+            for i, name in enumerate(self.KEYS):
+                t[i + 1] += result[name]
+
+    def print(self, title: str) -> None:
+        if self.sums:
+            table(title, ["readings", "films", "moves recovered", "illegal flagged", "false alarms"],
+                  [[f"{kind}, {group}", t[0], f"{t[2]}/{t[1]}", f"{t[3]}/{t[4]}", t[5]]
+                   for (kind, group), t in sorted(self.sums.items(), key=lambda item: item[0][0])])
 
 
 def run_oracle(truth: dict[str, Any]) -> dict[str, Any]:
@@ -428,13 +457,16 @@ class _Replayed:
         return self.observations[frame.index], None
 
 
-def replay(folder: Path) -> None:
-    """The tracker (through ``track_source``, as ``track`` runs it) on readings saved by ``--save-readings``:
-    a tracker setting is checked on every saved film in seconds, the reader not run again."""
+def replay(folders: Sequence[Path]) -> None:
+    """The tracker (through ``track_source``, as ``track`` runs it) on readings saved by ``--save-readings``
+    (one folder per run, each film in its own folder): a tracker setting is checked on every saved film
+    in seconds, the reader not run again. The fresh films of all ``folders`` are summed at the end."""
     from omweso_cam.runner import RunnerConfig, track_source
 
     rows = []
-    for film in sorted(p for p in folder.iterdir() if (p / "truth.json").is_file()):
+    totals = Totals()
+    films = [p for folder in folders for p in sorted(folder.iterdir()) if (p / "truth.json").is_file()]
+    for film in films:
         truth = json.loads((film / "truth.json").read_text())
         for readings, stem in READINGS.items():
             path = _saved_as(film, readings)
@@ -445,11 +477,15 @@ def replay(folder: Path) -> None:
             record = track_source(replayed, RuleSet.preset(truth["rules"]), start=start,  # type: ignore[arg-type]
                                   processor=replayed, config=RunnerConfig().for_fps(replayed.fps))  # type: ignore[arg-type]
             result = judge(truth, record["plies"], record["events"])
-            rows.append([film.name, readings, f"{result['recovered']}/{result['moves']}", result["extra"],
+            if film.name.startswith("fresh"):
+                totals.add(readings, result)
+            name = film.name if len(folders) == 1 else f"{film.parent.name}/{film.name}"
+            rows.append([name, readings, f"{result['recovered']}/{result['moves']}", result["extra"],
                          f"{result['flagged_right']}/{result['illegal']}", result["false_alarms"], result["on_hand"]])
-    table(f"Replayed readings ({folder})",
+    table(f"Replayed readings ({', '.join(map(str, folders))})",
           ["film", "readings", "moves recovered", "moves invented", "illegal flagged in its frames", "false alarms",
            "moves on hand frames"], rows)
+    totals.print("Fresh films together")
 
 
 def sequences(fresh: int, seed: int, skip_vision: bool,
@@ -486,13 +522,11 @@ def rendered(fresh: int, seed: int, skip_vision: bool, save_readings: Path | Non
         print("\n(no rendered sequences: sample_images/sequences is empty and --fresh 0)")
         return
     rows = []
-    totals: dict[str, list[int]] = {}  # fresh sequences, per kind of reading: moves, recovered, flagged, illegal, alarms
+    totals = Totals()  # the fresh sequences
 
     def tally(name: str, readings: str, result: dict[str, Any]) -> None:
         if name.startswith("fresh/"):
-            t = totals.setdefault(readings, [0, 0, 0, 0, 0])
-            for i, key in enumerate(("moves", "recovered", "flagged_right", "illegal", "false_alarms")):
-                t[i] += result[key]
+            totals.add(readings, result)
 
     for name, folder, truth in found:
         radius = next((f["pit_radius_px"] for f in truth["frames"] if f.get("pit_radius_px")), None)
@@ -536,10 +570,7 @@ def rendered(fresh: int, seed: int, skip_vision: bool, save_readings: Path | Non
           ["sequence", "readings", "frames", "moves recovered", "moves invented", "illegal flagged in its frames",
            "false alarms", "moves on hand frames", "frames/s"],
           rows)
-    if totals:
-        table("Fresh sequences together (a game stops being followed at its first lost move)",
-              ["readings", "moves recovered", "illegal flagged", "false alarms"],
-              [[kind, f"{t[1]}/{t[0]}", f"{t[2]}/{t[3]}", t[4]] for kind, t in totals.items()])
+    totals.print("Fresh sequences together (a game stops being followed at its first lost move)")
 
 
 # ---------------------------------------------------------------------- 4. speed
@@ -623,16 +654,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="RunnerConfig.lock_board: the session holds the corners once three reads agree")
     parser.add_argument("--views", type=int, choices=range(1, 9), default=8, metavar="N",
                         help="RunnerConfig.fixed_views for reads at fixed corners (default 8)")
-    parser.add_argument("--replay", type=Path, metavar="DIR",
-                        help="only run the tracker on readings saved with --save-readings (seconds, not minutes)")
+    parser.add_argument("--replay", type=Path, nargs="+", metavar="DIR",
+                        help="only run the tracker on readings saved with --save-readings (seconds, not minutes); "
+                        "several runs' folders are summed")
     args = parser.parse_args(argv)
     if args.views != 8 and not (args.calibrate or args.lock_board):
         parser.error("--views applies to reads at fixed corners: give --calibrate or --lock-board too")
     if args.calibrate and args.lock_board:
         parser.error("--calibrate and --lock-board are two ways to fix the corners: give one")
     if args.replay is not None:
-        if not args.replay.is_dir():
-            parser.error(f"--replay: no folder {args.replay}")
+        missing = [str(folder) for folder in args.replay if not folder.is_dir()]
+        if missing:
+            parser.error(f"--replay: no folder {', '.join(missing)}")
         replay(args.replay)
         return 0
     simulated_games(args.games, args.seed)
