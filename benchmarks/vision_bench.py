@@ -28,8 +28,8 @@ corners, counting accuracy by pit diameter in the image (what "Camera placement"
 README rests on).
 Focus: the same scenes (three styles, no smear, pits of 36 px or more) rendered sharp and out
 of focus by 1-6 px, read at their true corners: counting accuracy and the reader's warning.
-Seed size: the same scenes (three styles, no smear, pits of 36 px or more) rendered with seeds from 0.22
-to 0.40 of the pit's diameter long (the renderer draws 0.20-0.30, the counter was trained on
+Seed size: the same scenes (three styles, no smear, pits of 36 px or more) rendered with seeds
+0.22-0.40 of the pit's diameter long (the renderer draws 0.20-0.30, the counter was trained on
 those), read at their true corners: counting accuracy, and which way it errs.
 Speed: one core (OpenCV single-threaded), 1280x720 frames, median and p95.
 """
@@ -43,6 +43,7 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -283,38 +284,49 @@ def _by_pit_size(n: int, seed: int) -> list[list[object]]:
 FOCUS_LEVELS = (0.0, 1.0, 2.0, 3.0, 4.5, 6.0)
 
 
-def _by_focus(n: int, seed: int) -> list[list[object]]:
-    """Rows (focus blur sigma, boards, 0-6 exact, warned out of focus, warned at all) of ``n`` scenes each
-    rendered at every level of FOCUS_LEVELS (the same seeds and light; 0-6 seeds a pit, no smear), read
-    at their true corners by the counter alone; boards whose pits are under 36 px are left out (the
-    reader distrusts them for their size)."""
-    from omweso_cam.vision.pipeline import FOCUS_WARNING, SMALL_WARNING, BoardReader, ReaderConfig
+def _one_scene_at_levels(n: int, seed: int, levels: Sequence[float],
+                         vary: Callable[[Any, float], Any]) -> Iterator[tuple[float, Any, list[int]]]:
+    """(level, reading, true counts) of ``n`` scenes (three styles in turn, 800x450 and 1280x720, no hand,
+    no smear, 0-6 seeds a pit), each rendered at every level (``vary(scene, level)``: the same scene, light
+    and seed places) and read at its true corners by the counter alone; boards whose pits are under 36 px,
+    which the reader distrusts for their size, and boards it calls occluded are left out."""
+    from omweso_cam.vision.pipeline import SMALL_WARNING, BoardReader, ReaderConfig
     from omweso_cam.vision.synth import Scene, render_board
 
     reader = BoardReader(config=ReaderConfig(board_seeds=None))
-    tally = {f: [0, 0, 0, 0] for f in FOCUS_LEVELS}  # boards, exact pits, warned out of focus, warned
     for k in range(n):
         rng = np.random.default_rng(seed + k)
         size = ((800, 450), (1280, 720))[k % 2]
         counts = [int(c) for c in rng.integers(0, 7, 32)]
         scene = Scene.random(rng, style=STYLES[k % 3], image_size_px=size, hand=False).with_(motion_blur_px=0.0)
         state = rng.bit_generator.state
-        for focus in FOCUS_LEVELS:
+        for level in levels:
             render_rng = np.random.default_rng()
-            render_rng.bit_generator.state = state  # the same scene and seeds at every level
-            image, truth = render_board(counts, scene=scene.with_(focus_blur_px=focus), rng=render_rng)
+            render_rng.bit_generator.state = state
+            image, truth = render_board(counts, scene=vary(scene, level), rng=render_rng)
             if truth.corners_px is None:
                 continue
             h, w = image.shape[:2]
             reading = reader.at_corners(np.array(truth.corners_px), (w, h), method="manual").read(image)
-            warning = reading.observation.unreliable
-            if reading.counts is None or SMALL_WARNING in warning:
+            if reading.counts is None or SMALL_WARNING in reading.observation.unreliable:
                 continue
-            t = tally[focus]
-            t[0] += 1
-            t[1] += sum(a == b for a, b in zip(reading.counts, counts, strict=True))
-            t[2] += FOCUS_WARNING in warning
-            t[3] += bool(warning)
+            yield level, reading, counts
+
+
+def _by_focus(n: int, seed: int) -> list[list[object]]:
+    """Rows (focus blur sigma, boards, 0-6 exact, warned out of focus, warned at all) of ``n`` scenes each
+    rendered at every level of FOCUS_LEVELS (:func:`_one_scene_at_levels`)."""
+    from omweso_cam.vision.pipeline import FOCUS_WARNING
+
+    tally = {f: [0, 0, 0, 0] for f in FOCUS_LEVELS}  # boards, exact pits, warned out of focus, warned
+    for focus, reading, counts in _one_scene_at_levels(n, seed, FOCUS_LEVELS,
+                                                        lambda scene, f: scene.with_(focus_blur_px=f)):
+        warning = reading.observation.unreliable
+        t = tally[focus]
+        t[0] += 1
+        t[1] += sum(a == b for a, b in zip(reading.counts, counts, strict=True))
+        t[2] += FOCUS_WARNING in warning
+        t[3] += bool(warning)
     return [[f"{f:g}", t[0], f"{t[1] / (32 * t[0]):.1%}", t[2], t[3]] for f, t in tally.items() if t[0]]
 
 
@@ -326,36 +338,15 @@ SEED_SIZES = (0.22, 0.26, 0.30, 0.33, 0.36, 0.40)
 
 def _by_seed_size(n: int, seed: int) -> list[list[object]]:
     """Rows (seed length / pit diameter, boards, 0-6 exact, read too high, read too low) of ``n`` scenes
-    each rendered with seeds of every size in SEED_SIZES (the same scene, light and seed places; 0-6 seeds
-    a pit, no smear), read at their true corners by the counter alone; boards whose pits are under 36 px are left
-    out (the reader distrusts them for their size)."""
-    from omweso_cam.vision.pipeline import SMALL_WARNING, BoardReader, ReaderConfig
-    from omweso_cam.vision.synth import Scene, render_board
-
-    reader = BoardReader(config=ReaderConfig(board_seeds=None))
+    each rendered with seeds of every size in SEED_SIZES (:func:`_one_scene_at_levels`)."""
     tally = {r: [0, 0, 0, 0] for r in SEED_SIZES}  # boards, exact, too high, too low (pits)
-    for k in range(n):
-        rng = np.random.default_rng(seed + k)
-        size = ((800, 450), (1280, 720))[k % 2]
-        counts = [int(c) for c in rng.integers(0, 7, 32)]
-        scene = Scene.random(rng, style=STYLES[k % 3], image_size_px=size, hand=False).with_(motion_blur_px=0.0)
-        state = rng.bit_generator.state
-        for ratio in SEED_SIZES:
-            render_rng = np.random.default_rng()
-            render_rng.bit_generator.state = state  # the same scene and seed places at every size
-            image, truth = render_board(counts, scene=scene.with_(seed_length_mm=ratio * scene.pit_diameter_mm),
-                                        rng=render_rng)
-            if truth.corners_px is None:
-                continue
-            h, w = image.shape[:2]
-            reading = reader.at_corners(np.array(truth.corners_px), (w, h), method="manual").read(image)
-            if reading.counts is None or SMALL_WARNING in reading.observation.unreliable:
-                continue
-            t = tally[ratio]
-            t[0] += 1
-            t[1] += sum(a == b for a, b in zip(reading.counts, counts, strict=True))
-            t[2] += sum(a > b for a, b in zip(reading.counts, counts, strict=True))
-            t[3] += sum(a < b for a, b in zip(reading.counts, counts, strict=True))
+    for ratio, reading, counts in _one_scene_at_levels(
+            n, seed, SEED_SIZES, lambda scene, r: scene.with_(seed_length_mm=r * scene.pit_diameter_mm)):
+        t = tally[ratio]
+        t[0] += 1
+        t[1] += sum(a == b for a, b in zip(reading.counts, counts, strict=True))
+        t[2] += sum(a > b for a, b in zip(reading.counts, counts, strict=True))
+        t[3] += sum(a < b for a, b in zip(reading.counts, counts, strict=True))
     return [[f"{r:.2f}", t[0], f"{t[1] / (32 * t[0]):.1%}", f"{t[2] / (32 * t[0]):.1%}", f"{t[3] / (32 * t[0]):.1%}"]
             for r, t in tally.items() if t[0]]
 
