@@ -759,7 +759,10 @@ def load_image(path: str) -> tuple[np.ndarray | None, str]:
         return None, "empty file"
     if len(data) > MAX_FILE_BYTES:
         return None, f"file larger than {MAX_FILE_BYTES // (1024 * 1024)} MB"
-    flags = cv2.IMREAD_COLOR  # not IMREAD_UNCHANGED: that ignores the EXIF orientation
+    # Not IMREAD_UNCHANGED: that ignores the EXIF orientation. IMREAD_ANYDEPTH keeps 16-bit and
+    # float samples (a TIFF of 32-bit floats, as HDR and scientific cameras write, which the 8-bit
+    # decode refuses); they are brought to 8 bits below, as 16-bit ones always were.
+    flags = cv2.IMREAD_COLOR | cv2.IMREAD_ANYDEPTH
     size = _header_size(data)
     if size is not None:
         pixels = size[0] * size[1]
@@ -773,17 +776,7 @@ def load_image(path: str) -> tuple[np.ndarray | None, str]:
         image = decode_image(np.frombuffer(data, np.uint8), flags)
     except cv2.error as exc:
         return None, f"cannot decode image: {exc.err}"
-    if image is None and flags == cv2.IMREAD_COLOR:
-        # OpenCV's 8-bit colour decode refuses some valid files (a TIFF of 32-bit float samples,
-        # as HDR and scientific cameras write): decoded at their own depth, they are brought to 8 bits.
-        try:
-            image = decode_image(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR | cv2.IMREAD_ANYDEPTH)
-        except cv2.error:
-            image = None
-        if image is not None:
-            image, problem = _as_8_bit(image)
-            if image is None:
-                return None, f"not a readable image ({problem})"
     if image is None:
         return None, "not a readable image (corrupt, truncated or unknown format)"
-    return image, ""
+    image, problem = _as_8_bit(image)
+    return (None, f"not a readable image ({problem})") if image is None else (image, "")
