@@ -14,7 +14,9 @@ LO..HI seeds in every pit (``--heaps`` is ``--counts 5 16``); ``--dark`` draws d
 on dark wood (:func:`omweso_cam.vision.synth.scene.dark_colours`); ``--glossy-bowls`` varnishes
 every board so its bowls mirror the light (``Scene.bowl_gloss``; the path-traced boards of
 ``traced_boards.py`` showed that highlight read as a seed), drawn from the board's own seed
-apart from the scene, so the boards are otherwise the ones made without it.
+apart from the scene, so the boards are otherwise the ones made without it. ``--seed-sizes LO HI``
+draws every board's seed length from LO..HI of its pits' diameter (the styles draw 0.20-0.30;
+vision_bench's seed-size table showed larger seeds counted worse), apart from the scene too.
 Seeds never overlap with ``benchmarks/vision_bench.py`` (900,001+) or the
 sample corpus (2026).
 """
@@ -62,8 +64,9 @@ def _board_counts(rnd: random.Random, rng: np.random.Generator, kind: int) -> tu
     return tuple(int(x) for x in np.minimum(c, 30))
 
 
-#: One board to render: seed, style, seeds in every pit (LO, HI) or None, tilt range or None, dark, glossy bowls.
-Job = tuple[int, str, tuple[int, int] | None, tuple[float, float] | None, bool, bool]
+#: One board to render: seed, style, seeds in every pit (LO, HI) or None, tilt range or None, dark,
+#: glossy bowls, seed length as a share of the pit diameter (LO, HI) or None.
+Job = tuple[int, str, tuple[int, int] | None, tuple[float, float] | None, bool, bool, tuple[float, float] | None]
 
 
 def _one_board(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -76,7 +79,7 @@ def _one_board(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     from omweso_cam.vision.synth import Scene, render_board
     from omweso_cam.vision.synth.scene import dark_colours
 
-    seed, style, count_range, tilt, dark, glossy = job
+    seed, style, count_range, tilt, dark, glossy, seed_sizes = job
     rng = np.random.default_rng(seed)
     rnd = random.Random(seed)
     if count_range is None:
@@ -91,6 +94,9 @@ def _one_board(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         varnish = np.random.default_rng([seed, 3])
         scene = dataclasses.replace(scene, bowl_gloss=float(varnish.uniform(0.15, 0.8)),
                                     bowl_shininess=float(varnish.uniform(10.0, 80.0)))
+    if seed_sizes is not None:
+        share = float(np.random.default_rng([seed, 5]).uniform(*seed_sizes))
+        scene = scene.with_(seed_length_mm=share * scene.pit_diameter_mm)
     image, truth = render_board(counts, scene=scene, rng=rng)
     if truth.corners_px is None or truth.pit_centers_px is None:
         return None
@@ -131,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--glossy-bowls", action="store_true", help="varnished boards: the bowls mirror the light")
     parser.add_argument("--tilt", type=float, nargs=2, metavar=("LO", "HI"),
                         help="camera tilt from vertical drawn from [LO, HI] degrees (default: the style's own, 0-35)")
+    parser.add_argument("--seed-sizes", type=float, nargs=2, metavar=("LO", "HI"),
+                        help="seed length drawn from [LO, HI] of the pit diameter (default: the style's own, 0.20-0.30)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
@@ -142,7 +150,11 @@ def main(argv: list[str] | None = None) -> int:
     count_range = HEAPS if args.heaps else None if args.counts is None else (min(args.counts), max(args.counts))
     if count_range is not None and not 0 <= count_range[0] <= count_range[1] <= 64:
         parser.error("--counts must lie within 0..64")
-    jobs: list[Job] = [(args.seed + k, args.style, count_range, tilt, args.dark, args.glossy_bowls) for k in range(args.boards)]
+    seed_sizes = None if args.seed_sizes is None else (min(args.seed_sizes), max(args.seed_sizes))
+    if seed_sizes is not None and not 0 < seed_sizes[0] <= seed_sizes[1] < 1:
+        parser.error("--seed-sizes must lie between 0 and 1 (shares of the pit diameter)")
+    jobs: list[Job] = [(args.seed + k, args.style, count_range, tilt, args.dark, args.glossy_bowls, seed_sizes)
+                       for k in range(args.boards)]
     crops, counts, boards = [], [], []
     with ProcessPoolExecutor(args.workers) as pool:
         for result in tqdm(pool.map(_one_board, jobs, chunksize=4), total=len(jobs), desc="boards"):
