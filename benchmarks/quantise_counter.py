@@ -69,15 +69,21 @@ def quantise(fp32: Path, out: Path, calibration: np.ndarray) -> None:
     )
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
+    # The percentile calibrator stacks every batch's activations into one array, so the
+    # batches must be of one size: the last len % 64 crops are left out (a ragged last batch
+    # made quantize_static fail when the crop count was not a multiple of 64).
+    size = min(64, len(calibration))
+    usable = calibration[: len(calibration) // size * size]
+
     class Batches(CalibrationDataReader):
         def __init__(self) -> None:
             self.start = 0
 
         def get_next(self) -> dict[str, np.ndarray] | None:
-            if self.start >= len(calibration):
+            if self.start >= len(usable):
                 return None
-            batch = calibration[self.start : self.start + 64]
-            self.start += 64
+            batch = usable[self.start : self.start + size]
+            self.start += size
             return {"crops": batch}
 
     with tempfile.TemporaryDirectory() as tmp:
