@@ -31,6 +31,8 @@ of focus by 1-6 px, read at their true corners: counting accuracy and the reader
 Seed size: the same scenes (three styles, no smear, pits of 36 px or more) rendered with seeds
 0.22-0.40 of the pit's diameter long (the renderer draws 0.20-0.30, the counter was trained on
 those), read at their true corners: counting accuracy, and which way it errs.
+Seed calibration (``--seed-calibration-rigs``): what ``omweso-cam calibrate seeds`` on four
+labelled photos of a rig buys, with seeds as drawn and large for their pits.
 Speed: one core (OpenCV single-threaded), 1280x720 frames, median and p95.
 """
 
@@ -351,6 +353,70 @@ def _by_seed_size(n: int, seed: int) -> list[list[object]]:
             for r, t in tally.items() if t[0]]
 
 
+#: Seed lengths (share of the pit diameter) of the seed-calibration table: as the renderer draws, and large.
+SEED_CALIBRATION_SIZES = (0.26, 0.36, 0.40)
+
+
+def _seed_calibration(n: int, seed: int) -> list[list[object]]:
+    """Rows (seed length / pit diameter, rigs, refitted, 0-6 exact shipped -> calibrated, rigs better / worse)
+    of ``n`` rigs (a scene of the three styles in turn, 1280x720, no hand, no smear), each with its seeds at
+    every size of SEED_CALIBRATION_SIZES: four photos of game positions (two played, two with a heap) give
+    labelled crops, cut as ``omweso-cam read --save-crops`` cuts them and labelled with the truth (as the
+    user corrects the reader's counts), which refit the counter's last layer as ``omweso-cam calibrate
+    seeds`` does (:func:`fit_seed_model`: kept only if it predicts held-out crops better); six boards of
+    0-6 seeds a pit are then read at their true corners by the counter alone (no 64-seed fit), with the
+    shipped model and with the rig's own. Rigs whose pits are under 36 px are left out."""
+    from omweso_cam.vision.count import fit_seed_model, pit_crops_from_image
+    from omweso_cam.vision.pipeline import SMALL_WARNING, BoardReader, ReaderConfig
+    from omweso_cam.vision.synth import Scene, render_board
+
+    config = ReaderConfig(board_seeds=None)
+    shipped = BoardReader(config=config)
+    tally = {r: [0, 0, 0, 0, 0, 0, 0] for r in SEED_CALIBRATION_SIZES}  # rigs, refitted, pits, exact x2, better, worse
+    for k in range(n):
+        rng = np.random.default_rng(seed + k)
+        scene = Scene.random(rng, style=STYLES[k % 3], image_size_px=(1280, 720), hand=False).with_(motion_blur_px=0.0)
+        labelled = [_counts(j, rng) for j in (1, 2, 4, 5)]
+        tests = [[int(c) for c in rng.integers(0, 7, 32)] for _ in range(6)]
+        for ratio in SEED_CALIBRATION_SIZES:
+            rig = scene.with_(seed_length_mm=ratio * scene.pit_diameter_mm)
+            readings = []
+            for i, counts in enumerate(labelled + tests):
+                image, truth = render_board(counts, scene=rig, rng=np.random.default_rng([seed + k, i]))
+                if truth.corners_px is None:
+                    break
+                h, w = image.shape[:2]
+                reading = shipped.at_corners(np.array(truth.corners_px), (w, h)).read(image)
+                if reading.counts is None or reading.grid is None or reading.board_from_input is None \
+                        or SMALL_WARNING in reading.observation.unreliable:
+                    break
+                readings.append((image, truth.corners_px, reading, counts))
+            if len(readings) < len(labelled) + len(tests):
+                continue
+            crops = [pit_crops_from_image(image, reading.board_from_input, reading.grid, config=config.count)
+                     for image, _, reading, _ in readings[: len(labelled)]
+                     if reading.board_from_input is not None and reading.grid is not None]
+            model = fit_seed_model(np.concatenate(crops), np.concatenate(labelled))
+            own = BoardReader(config=config, seed_model=model)
+            t = tally[ratio]
+            t[0] += 1
+            t[1] += bool(model.notes.get("refitted"))
+            exact = [0, 0]
+            for image, corners, reading, counts in readings[len(labelled):]:
+                h, w = image.shape[:2]
+                again = own.at_corners(np.array(corners), (w, h)).read(image)
+                assert reading.counts is not None and again.counts is not None
+                exact[0] += sum(a == b for a, b in zip(reading.counts, counts, strict=True))
+                exact[1] += sum(a == b for a, b in zip(again.counts, counts, strict=True))
+            t[2] += 32 * len(tests)
+            t[3] += exact[0]
+            t[4] += exact[1]
+            t[5] += exact[1] > exact[0]
+            t[6] += exact[1] < exact[0]
+    return [[f"{r:.2f}", t[0], t[1], f"{t[3] / t[2]:.1%} -> {t[4] / t[2]:.1%}", f"{t[5]} / {t[6]}"]
+            for r, t in tally.items() if t[0]]
+
+
 def _speed(frames: int) -> dict[str, Any]:
     import cv2
 
@@ -440,6 +506,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed-size-renders", type=int, default=12,
                         help=f"scenes for the seed-size table, each rendered with seeds of {len(SEED_SIZES)} sizes "
                         "for their pits (0: none)")
+    parser.add_argument("--seed-calibration-rigs", type=int, default=0,
+                        help="rigs for the seed-calibration table: `calibrate seeds` on four labelled photos, seeds "
+                        f"of {len(SEED_CALIBRATION_SIZES)} sizes (0: none)")
     parser.add_argument("--speed-frames", type=int, default=60, help="frames timed for the speed rows (0: none)")
     parser.add_argument("--json", type=Path, help="also write the numbers here")
     args = parser.parse_args(argv)
@@ -522,6 +591,11 @@ def main(argv: list[str] | None = None) -> int:
             [f"seed length / pit diameter, true corners, pits 36 px+ (seeds {args.seed + 700_000}+)", "boards",
              "0-6 exact", "read too high", "read too low"],
             _by_seed_size(args.seed_size_renders, args.seed + 700_000))
+    if args.seed_calibration_rigs:
+        results["seed_calibration"] = _print_table(
+            [f"seed length / pit diameter, a rig's own calibration (seeds {args.seed + 750_000}+)", "rigs",
+             "refitted", "0-6 exact: shipped -> calibrated", "rigs better / worse"],
+            _seed_calibration(args.seed_calibration_rigs, args.seed + 750_000))
     if args.speed_frames > 0:
         results["speed"] = _print_speed(_speed(args.speed_frames))
     if args.json:
