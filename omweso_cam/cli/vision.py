@@ -272,7 +272,7 @@ def cmd_calibrate_board(args: argparse.Namespace) -> int:
         marker_sheet,
         parse_corners,
     )
-    from omweso_cam.vision.pipeline import BoardReader, count_warnings
+    from omweso_cam.vision.pipeline import BoardReader, count_warnings, orientation_warnings
 
     if args.method == "markers" and args.sheet:
         sheet = marker_sheet()
@@ -327,7 +327,7 @@ def cmd_calibrate_board(args: argparse.Namespace) -> int:
                               round(lattice_score(image, found.corners_px), 3))
     calibration.save(args.out)
     # Said now, while the camera can still be moved: every read through this rig would say it.
-    warnings = count_warnings(image, board, grid, config)
+    warnings = count_warnings(image, board, grid, config) + orientation_warnings(found)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(json.dumps({"out": args.out, "method": found.method,

@@ -43,6 +43,7 @@ from omweso_cam.vision.localise import (
     find_pit_lattice,
     image_gradients,
     rim_sectors,
+    south_is_a_guess,
 )
 from omweso_cam.vision.rectify import (
     FixedRectifier,
@@ -302,6 +303,22 @@ def count_warnings(image: np.ndarray, board: RectifiedBoard, grid: PitGrid, conf
     return warnings
 
 
+#: How ``orientation_warnings`` begins its warning about a board lying across the picture.
+SOUTH_WARNING = "board across the picture"
+
+
+def orientation_warnings(location: BoardLocation) -> list[str]:
+    """Why the pits' places may be turned round (none: an empty list): a board found on its own that lies
+    across the picture, where which long side is South was a guess (:func:`localise.south_is_a_guess`).
+    Corners given by hand, by markers or by a calibration say where South is. The counts are then
+    distrusted as a small board's are: read turned round, every pit holds another pit's count."""
+    if location.method != "auto" or not south_is_a_guess(location.corners_px):
+        return []
+    return [f"{SOUTH_WARNING}: its long sides lie level, so which is South is a guess and the board may be read "
+            "turned round (give its corners with South at the bottom: `calibrate corners --corners` or the "
+            "dashboard's calibration page; or turn the camera so that a long side faces the bottom of the picture)"]
+
+
 def pit_diameter_px(board: RectifiedBoard, grid: PitGrid) -> float:
     """Median pit diameter in the camera image the board was rectified from (pixels, along the board)."""
     return 2.0 * float(np.median(_pit_axes_in_image(board, grid)[1]))
@@ -486,7 +503,7 @@ class BoardReader:
         pit_counts = count_seeds(board.image, grid, model=self.seed_model, config=self.config.count,
                                  camera_bgr=image, board_from_image=board.board_from_image, views=views)
         t = lap("count", t)
-        unreliable = "; ".join(count_warnings(image, board, grid, self.config))
+        unreliable = "; ".join(count_warnings(image, board, grid, self.config) + orientation_warnings(location))
         counts, total_note = self.board_counts(pit_counts)
         detail = "; ".join(filter(None, (detail, unreliable, total_note)))
         ll = tuple(tuple(row) for row in pit_counts.log_likelihoods.tolist())

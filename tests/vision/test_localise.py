@@ -20,6 +20,7 @@ from omweso_cam.vision.localise import (
     marker_sheet,
     order_corners,
     parse_corners,
+    south_is_a_guess,
 )
 from omweso_cam.vision.pipeline import load_image
 from omweso_cam.vision.rectify import board_aspect
@@ -55,6 +56,14 @@ def test_order_corners_south_is_the_long_side_nearer_the_bottom() -> None:
     assert np.linalg.norm(br - bl) > 300  # the south side is a long side
     assert min(bl[1], br[1]) > 39  # and it is the long side whose middle is lower
     assert (bl[1] + br[1]) / 2 >= (ordered[0][1] + ordered[1][1]) / 2 - 1e-9 or bl[0] < br[0]
+
+
+@pytest.mark.parametrize(("turn", "guess"), [(0, False), (30, False), (60, False), (70, False), (85, True), (90, True)])
+def test_south_is_a_guess_only_for_a_board_lying_across_the_picture(turn: float, guess: bool) -> None:
+    top_face = np.array([[-200.0, -90.0], [200.0, -90.0], [200.0, 90.0], [-200.0, 90.0]])  # 8 pits by 4
+    a = np.radians(turn)
+    quad = top_face @ np.array([[np.cos(a), np.sin(a)], [-np.sin(a), np.cos(a)]]) + [640.0, 360.0]
+    assert south_is_a_guess(order_corners(quad)) is guess
 
 
 def test_clockwise_has_positive_screen_area() -> None:

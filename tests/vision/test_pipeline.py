@@ -14,6 +14,7 @@ from omweso_cam.vision.count import CountConfig, PitCounts, count_crops, fit_see
 from omweso_cam.vision.draw import annotate
 from omweso_cam.vision.grid import fit_grid
 from omweso_cam.vision.pipeline import (
+    SOUTH_WARNING,
     BoardReader,
     ReaderConfig,
     Reading,
@@ -81,6 +82,22 @@ def test_a_board_too_small_in_the_image_is_read_with_a_warning(drawn) -> None:  
     assert strict.status == "ok" and strict.counts == reading.counts  # still read, with a warning
     assert f"pits about {across:.0f} px across" in strict.detail and "move the camera closer" in strict.detail
     assert strict.observation.unreliable and not reading.observation.unreliable  # the tracker's cue
+
+
+def test_a_board_lying_across_the_picture_is_read_with_a_warning_that_south_is_a_guess() -> None:
+    rng = np.random.default_rng(12)
+    counts = [int(c) for c in rng.integers(0, 6, 32)]
+    # The board turned a quarter: its long sides run up the picture, neither nearer the bottom.
+    across = np.array([[560.0, 50.0], [562.0, 470.0], [372.0, 472.0], [370.0, 52.0]])
+    drawn = draw_board(counts, rng=rng, corners_px=across)
+    reading = BoardReader().read(drawn.image)
+    assert reading.status == "ok", reading.detail
+    assert SOUTH_WARNING in reading.observation.unreliable and "which is South is a guess" in reading.detail
+    # Corners given say where South is: no warning, and the board read the way round they say.
+    h, w = drawn.image.shape[:2]
+    given = BoardReader().at_corners(across, (w, h)).read(drawn.image)
+    assert given.status == "ok" and SOUTH_WARNING not in given.observation.unreliable
+    assert given.counts is not None and sum(a == b for a, b in zip(given.counts, counts, strict=True)) >= 28
 
 
 def test_grayscale_and_huge_frames_are_read(drawn) -> None:  # type: ignore[no-untyped-def]
