@@ -31,6 +31,8 @@ of focus by 1-6 px, read at their true corners: counting accuracy and the reader
 Seed size: the same scenes (three styles, no smear, pits of 36 px or more) rendered with seeds
 0.22-0.40 of the pit's diameter long (the renderer draws 0.20-0.30, the counter was trained on
 those), read at their true corners: counting accuracy, and which way it errs.
+Roll (``--roll-renders``): the same scenes with the picture turned 0-90 degrees in its plane, at
+the unturned pit size, found and read as `omweso-cam read` does.
 Seed calibration (``--seed-calibration-rigs``): what ``omweso-cam calibrate seeds`` on four
 labelled photos of a rig buys, with seeds as drawn and large for their pits.
 Speed: one core (OpenCV single-threaded), 1280x720 frames, median and p95.
@@ -353,6 +355,64 @@ def _by_seed_size(n: int, seed: int) -> list[list[object]]:
             for r, t in tally.items() if t[0]]
 
 
+#: In-plane turns of the picture (degrees) of the roll table; the styles draw -25..25.
+ROLLS = (0.0, 30.0, 45.0, 60.0, 90.0)
+
+
+def _by_roll(n: int, seed: int) -> list[list[object]]:
+    """Rows (turn, boards, median pit diameter, found, South as rendered, said South is a guess, corners within
+    1%, 0-6 exact) of ``n``
+    scenes (three styles in turn, no hand, game positions) with the picture turned by each of ROLLS and read as
+    ``omweso-cam read`` reads it. Every turn is rendered at the smallest pit size any turn leaves (``board_fill``
+    lowered: a board turned across a wide frame must shrink to fit, and the pit-size table already measures
+    what that costs), so the rows differ by the turn alone. "South as rendered": the corners come out in the
+    renderer's order (South is the long side nearer the bottom of the image, which a quarter turn leaves to
+    chance)."""
+    from omweso_cam.vision.pipeline import SOUTH_WARNING, BoardReader
+    from omweso_cam.vision.synth import Scene, render_board
+
+    def render(counts: list[int], scene: Any, state: Any) -> tuple[np.ndarray, Any]:
+        rng = np.random.default_rng()
+        rng.bit_generator.state = state  # the same seed places and noise at every turn
+        return render_board(counts, scene=scene, rng=rng)
+
+    def diameter(truth: Any) -> float:
+        return 2 * float(np.median(truth.pit_radius_px))
+
+    reader = BoardReader()
+    # boards, diameters, found, south as rendered, south a guess, corners, exact, pits
+    tally: dict[float, list[Any]] = {r: [0, [], 0, 0, 0, 0, 0, 0] for r in ROLLS}
+    for k in range(n):
+        rng = np.random.default_rng(seed + k)
+        counts = _counts(k, rng)
+        scene = Scene.random(rng, style=STYLES[k % 3], hand=False)
+        state = rng.bit_generator.state
+        sizes = {roll: diameter(render(counts, scene.with_(roll_deg=roll), state)[1]) for roll in ROLLS}
+        for roll in ROLLS:
+            turned = scene.with_(roll_deg=roll)
+            image, truth = render(counts, turned.with_(board_fill=turned.board_fill * min(sizes.values()) / sizes[roll]),
+                                  state)
+            if truth.corners_px is None:
+                continue
+            t = tally[roll]
+            t[0] += 1
+            t[1].append(diameter(truth))
+            reading = reader.read(image)
+            if reading.counts is None or reading.corners_px is None:
+                continue
+            t[2] += 1
+            true_corners, found = np.asarray(truth.corners_px, float), np.asarray(reading.corners_px, float)
+            off = [float(np.linalg.norm(np.roll(found, shift, axis=0) - true_corners, axis=1).max()) for shift in range(4)]
+            t[3] += int(np.argmin(off)) == 0
+            t[4] += SOUTH_WARNING in reading.observation.unreliable
+            t[5] += off[0] < 0.01 * float(np.linalg.norm(true_corners[0] - true_corners[2]))
+            small = [i for i, c in enumerate(counts) if c <= 6]
+            t[6] += sum(reading.counts[i] == counts[i] for i in small)
+            t[7] += len(small)
+    return [[f"{r:.0f}", t[0], f"{np.median(t[1]):.0f}", f"{t[2]}/{t[0]}", f"{t[3]}/{t[2]}", f"{t[4]}/{t[2]}",
+             f"{t[5]}/{t[2]}", _pct(t[6] / t[7]) if t[7] else "n/a"] for r, t in tally.items() if t[0]]
+
+
 #: Seed lengths (share of the pit diameter) of the seed-calibration table: as the renderer draws, and large.
 SEED_CALIBRATION_SIZES = (0.26, 0.36, 0.40)
 
@@ -506,6 +566,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed-size-renders", type=int, default=12,
                         help=f"scenes for the seed-size table, each rendered with seeds of {len(SEED_SIZES)} sizes "
                         "for their pits (0: none)")
+    parser.add_argument("--roll-renders", type=int, default=0,
+                        help=f"scenes for the roll table, each with the picture turned by {len(ROLLS)} angles (0: none)")
     parser.add_argument("--seed-calibration-rigs", type=int, default=0,
                         help="rigs for the seed-calibration table: `calibrate seeds` on four labelled photos, seeds "
                         f"of {len(SEED_CALIBRATION_SIZES)} sizes (0: none)")
@@ -591,6 +653,11 @@ def main(argv: list[str] | None = None) -> int:
             [f"seed length / pit diameter, true corners, pits 36 px+ (seeds {args.seed + 700_000}+)", "boards",
              "0-6 exact", "read too high", "read too low"],
             _by_seed_size(args.seed_size_renders, args.seed + 700_000))
+    if args.roll_renders:
+        results["by_roll"] = _print_table(
+            [f"picture turned by (degrees; seeds {args.seed + 950_000}+)", "boards", "pit diameter px (median)",
+             "found", "South as rendered", "said South is a guess", "corners within 1%", "0-6 exact"],
+            _by_roll(args.roll_renders, args.seed + 950_000))
     if args.seed_calibration_rigs:
         results["seed_calibration"] = _print_table(
             [f"seed length / pit diameter, a rig's own calibration (seeds {args.seed + 750_000}+)", "rigs",
