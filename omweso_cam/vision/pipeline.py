@@ -118,6 +118,12 @@ class ReaderConfig:
     # (docs/vision.md, "Finding the board"): a group of 2 at distance 20 sees 73 of 110 hands instead of
     # 55 and calls 4 of 130 clear boards occluded, as many as 3 gaps anywhere at 24 did.
     occluded_gap_group: int = 2
+    # A pit whose centre lies nearer the picture's edge than this many pit radii (or beyond it) is
+    # cut off by the frame: a third or more of its bowl is out of view, and its count is a guess.
+    # The board is then "occluded" by the frame's edge, said as such, and not read (2026-12-04,
+    # docs/vision.md "A board cut off by the picture's edge": the finder carries the board past
+    # the edge and used to read the pits still in view and guess the others, or blame a hand).
+    frame_edge_of_radius: float = 0.5
     gap_foreign_distance: float = 20.0
     gap_plane_keep: float = 0.6  # share of the gaps the lightness plane is fitted to (those it fits best)
     # A hard-edged cast shadow changes the gaps' lightness but not their chromaticity (within
@@ -260,6 +266,16 @@ def _pit_axes_in_image(board: RectifiedBoard, grid: PitGrid) -> tuple[np.ndarray
     along = np.linalg.norm(board.to_image(grid.centers_px + np.array([grid.radius_px, 0.0])) - centres, axis=1)
     across = np.linalg.norm(board.to_image(grid.centers_px + np.array([0.0, grid.radius_px])) - centres, axis=1)
     return centres, along, across
+
+
+def pits_cut_off(width: int, height: int, board: RectifiedBoard, grid: PitGrid, edge_of_radius: float) -> list[int]:
+    """The pits (image order) whose centres lie within ``edge_of_radius`` of their radius of the edge of the
+    ``width`` x ``height`` camera image ``board`` was rectified from, or beyond it."""
+    centres, along, across = _pit_axes_in_image(board, grid)
+    keep = edge_of_radius * np.minimum(along, across)
+    inside = ((centres[:, 0] >= keep) & (centres[:, 0] <= width - 1 - keep)
+              & (centres[:, 1] >= keep) & (centres[:, 1] <= height - 1 - keep))
+    return [int(i) for i in np.flatnonzero(~inside)]
 
 
 def board_rim_blur(image: np.ndarray, board: RectifiedBoard, grid: PitGrid) -> RimBlur:
@@ -479,6 +495,15 @@ class BoardReader:
         fresh_grid = location.method == "calibration" and self._grid_key(location) not in self._grid_cache
         grid = self.grid_for(board, location, image)
         t = lap("grid", t)
+
+        cut = pits_cut_off(image.shape[1], image.shape[0], board, grid, self.config.frame_edge_of_radius)
+        if cut:
+            from omweso_cam.rules import square_name
+
+            names = ", ".join(square_name(i) for i in cut)
+            return finish(OCCLUDED, f"{len(cut)} {'pit' if len(cut) == 1 else 'pits'} ({names}) cut off by the edge of "
+                          "the picture (move or turn the camera, or zoom out, so that the whole board is in view)",
+                          corners_px=corners_out, grid=grid, rectified=board, scale=scale, method=location.method)
 
         foreign, shaded = self._foreign_gaps(board.image, grid)
         rims = _Rims.of(board.image, grid)

@@ -100,6 +100,21 @@ def test_a_board_lying_across_the_picture_is_read_with_a_warning_that_south_is_a
     assert given.counts is not None and sum(a == b for a, b in zip(given.counts, counts, strict=True)) >= 28
 
 
+def test_a_board_cut_off_by_the_edge_of_the_picture_is_said_so_not_read(drawn) -> None:  # type: ignore[no-untyped-def]
+    reader = BoardReader()
+    whole = reader.read(drawn.image)
+    assert whole.status == "ok" and "cut off" not in whole.detail
+    # The frame ends inside the last column of pits (East, at the right of the picture).
+    right_edge = int(np.mean(drawn.pit_centers_px.reshape(4, 8, 2)[:, 7, 0]))
+    cut = reader.read(np.ascontiguousarray(drawn.image[:, :right_edge]))
+    assert cut.status == "occluded" and cut.counts is None
+    assert "4 pits (h4, h3, h2, h1) cut off by the edge of the picture" in cut.detail, cut.detail
+    # Corners given by hand are held to it too.
+    frame = np.ascontiguousarray(drawn.image[:, :right_edge])
+    given = reader.at_corners(CORNERS, (right_edge, frame.shape[0])).read(frame)
+    assert given.status == "occluded" and "cut off by the edge" in given.detail
+
+
 def test_grayscale_and_huge_frames_are_read(drawn) -> None:  # type: ignore[no-untyped-def]
     gray = drawn.image.mean(axis=2).astype(np.uint8)
     assert BoardReader().read(gray).status in ("ok", "no_board")  # grey wood may hide the board, never a crash
