@@ -213,6 +213,20 @@ def test_calibrate_warns_of_a_board_the_reader_would_distrust(images: dict[str, 
     assert warning.startswith("board blurred by motion") and "warning: board blurred by motion" in captured.err
 
 
+def test_calibrate_on_a_board_across_the_picture_warns_that_south_is_a_guess_unless_given(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    across = np.array([[560.0, 50.0], [562.0, 470.0], [372.0, 472.0], [370.0, 52.0]])  # long sides up the picture
+    image = tmp_path / "across.png"
+    cv2.imwrite(str(image), draw_board([2] * 32, rng=np.random.default_rng(5), corners_px=across).image)
+    assert main(["calibrate", "corners", str(image), "--out", str(tmp_path / "found.json")]) == 0
+    captured = capsys.readouterr()
+    (warning,) = json.loads(captured.out)["warnings"]
+    assert warning.startswith("board across the picture") and "South is a guess" in captured.err
+    assert main(["calibrate", "corners", str(image), "--corners", ",".join(str(v) for v in across.ravel()),
+                 "--out", str(tmp_path / "given.json")]) == 0
+    assert json.loads(capsys.readouterr().out)["warnings"] == []
+
+
 def test_read_brings_a_still_to_64_seeds_unless_asked_not_to(capsys: pytest.CaptureFixture[str]) -> None:
     still = str(samples_dir() / "stills" / "still_000.jpg")  # the standard set-up, a pit or two read a seed short
     assert main(["read", still, "--json"]) == 0
