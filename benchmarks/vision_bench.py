@@ -288,6 +288,16 @@ def _by_pit_size(n: int, seed: int) -> list[list[object]]:
 FOCUS_LEVELS = (0.0, 1.0, 2.0, 3.0, 4.5, 6.0)
 
 
+def _render_from(counts: list[int], scene: Any, state: Any) -> tuple[np.ndarray, Any]:
+    """``render_board`` of ``counts`` in ``scene`` from a saved random state: the same seed places and
+    noise each time, so renders of one scene varied in one way differ by that alone."""
+    from omweso_cam.vision.synth import render_board
+
+    rng = np.random.default_rng()
+    rng.bit_generator.state = state
+    return render_board(counts, scene=scene, rng=rng)
+
+
 def _one_scene_at_levels(n: int, seed: int, levels: Sequence[float],
                          vary: Callable[[Any, float], Any]) -> Iterator[tuple[float, Any, list[int]]]:
     """(level, reading, true counts) of ``n`` scenes (three styles in turn, 800x450 and 1280x720, no hand,
@@ -295,7 +305,7 @@ def _one_scene_at_levels(n: int, seed: int, levels: Sequence[float],
     and seed places) and read at its true corners by the counter alone; boards whose pits are under 36 px,
     which the reader distrusts for their size, and boards it calls occluded are left out."""
     from omweso_cam.vision.pipeline import SMALL_WARNING, BoardReader, ReaderConfig
-    from omweso_cam.vision.synth import Scene, render_board
+    from omweso_cam.vision.synth import Scene
 
     reader = BoardReader(config=ReaderConfig(board_seeds=None))
     for k in range(n):
@@ -305,9 +315,7 @@ def _one_scene_at_levels(n: int, seed: int, levels: Sequence[float],
         scene = Scene.random(rng, style=STYLES[k % 3], image_size_px=size, hand=False).with_(motion_blur_px=0.0)
         state = rng.bit_generator.state
         for level in levels:
-            render_rng = np.random.default_rng()
-            render_rng.bit_generator.state = state
-            image, truth = render_board(counts, scene=vary(scene, level), rng=render_rng)
+            image, truth = _render_from(counts, vary(scene, level), state)
             if truth.corners_px is None:
                 continue
             h, w = image.shape[:2]
@@ -369,12 +377,7 @@ def _by_roll(n: int, seed: int) -> list[list[object]]:
     renderer's order (South is the long side nearer the bottom of the image, which a quarter turn leaves to
     chance)."""
     from omweso_cam.vision.pipeline import SOUTH_WARNING, BoardReader
-    from omweso_cam.vision.synth import Scene, render_board
-
-    def render(counts: list[int], scene: Any, state: Any) -> tuple[np.ndarray, Any]:
-        rng = np.random.default_rng()
-        rng.bit_generator.state = state  # the same seed places and noise at every turn
-        return render_board(counts, scene=scene, rng=rng)
+    from omweso_cam.vision.synth import Scene
 
     def diameter(truth: Any) -> float:
         return 2 * float(np.median(truth.pit_radius_px))
@@ -387,11 +390,11 @@ def _by_roll(n: int, seed: int) -> list[list[object]]:
         counts = _counts(k, rng)
         scene = Scene.random(rng, style=STYLES[k % 3], hand=False)
         state = rng.bit_generator.state
-        sizes = {roll: diameter(render(counts, scene.with_(roll_deg=roll), state)[1]) for roll in ROLLS}
+        sizes = {roll: diameter(_render_from(counts, scene.with_(roll_deg=roll), state)[1]) for roll in ROLLS}
         for roll in ROLLS:
             turned = scene.with_(roll_deg=roll)
-            image, truth = render(counts, turned.with_(board_fill=turned.board_fill * min(sizes.values()) / sizes[roll]),
-                                  state)
+            image, truth = _render_from(
+                counts, turned.with_(board_fill=turned.board_fill * min(sizes.values()) / sizes[roll]), state)
             if truth.corners_px is None:
                 continue
             t = tally[roll]
