@@ -84,10 +84,10 @@ def main(argv: list[str] | None = None) -> int:
     for path in args.sets:
         data = np.load(path)
         counts = data["counts"].astype(np.int64)
-        reads = [best_counts(m, data["crops"]) for m in models]
+        right = [best_counts(m, data["crops"]) == counts for m in models]  # each network, crop by crop
         kinds = {"0-6": counts <= 6, "7-12": (counts >= 7) & (counts <= 12)}
         for kind, sel in kinds.items():
-            hits = (int((reads[0][sel] == counts[sel]).sum()), int((reads[1][sel] == counts[sel]).sum()))
+            hits = (int(right[0][sel].sum()), int(right[1][sel].sum()))
             print(_row(f"{path.stem}, {kind}", hits, int(sel.sum())), flush=True)
             pooled[kind][0] += hits[0]
             pooled[kind][1] += hits[1]
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
             share = np.array([np.random.default_rng([int(b), 5]).uniform(bands[0], bands[-1]) for b in data["boards"]])
             for lo, hi in itertools.pairwise(bands):
                 sel = kinds["0-6"] & (share >= lo) & (share < hi)
-                hits = (int((reads[0][sel] == counts[sel]).sum()), int((reads[1][sel] == counts[sel]).sum()))
+                hits = (int(right[0][sel].sum()), int(right[1][sel].sum()))
                 print(_row(f"{path.stem}, 0-6, seeds {lo:.2f}-{hi:.2f} of the pit", hits, int(sel.sum())), flush=True)
     for kind, (ha, hb, n) in pooled.items():
         print(_row(f"all sets, {kind}", (ha, hb), n))
