@@ -101,36 +101,55 @@ def most_likely_counts(log_likelihoods: Sequence[Sequence[float]]) -> tuple[int,
 
 def fit_total(
     log_likelihoods: Sequence[Sequence[float]], total: int, *, max_per_pit: int | None = None,
-    window: int | None = None,
+    window: int | None = None, max_cost: float | None = None,
 ) -> tuple[tuple[int, ...], float] | None:
     """The most likely counts of the given pits holding exactly ``total`` seeds, and their score.
 
     Each pit holds at most ``max_per_pit`` seeds and, with ``window``, stays within that many
-    seeds of its own most likely count. ``None`` when no such board exists. A dynamic
-    programme over the pits (``best[s]``: the best score of the pits so far holding ``s``
-    seeds); of boards scoring alike, the one whose earlier pits hold fewer seeds.
+    seeds of its own most likely count. With ``max_cost``, only boards scoring within that many
+    nats of the pits' own most likely counts (the sum of each row's best) are looked at: the
+    answer is the same whenever it costs no more, and ``None`` otherwise; a caller that rejects
+    dearer fits anyway (the reader, :attr:`ReaderConfig.board_total_max_nats`) is spared the
+    boards it would reject, most of the work on a well-read board. ``None`` when no such board
+    exists. A dynamic programme over the pits (``best[s]``: the best score of the pits so far
+    holding ``s`` seeds); of boards scoring alike, the one whose earlier pits hold fewer seeds.
     """
     neg = -math.inf
     best = [neg] * (total + 1)
     best[0] = 0.0
     came_from: list[list[int]] = []
+    peaks = 0.0  # the sum of the rows' best so far: a board's cost is peaks minus its score
+    live = [0]  # the seeds the pits so far may hold, in order
     for row in log_likelihoods:
+        best_here = max(row)
         low, high = 0, min(len(row) - 1, total if max_per_pit is None else max_per_pit)
         if window is not None:
-            peak = max(range(len(row)), key=row.__getitem__)
+            peak = row.index(best_here)  # the first of ties
             low, high = max(low, peak - window), min(high, peak + window)
+        options = [(n, row[n]) for n in range(low, high + 1)]
+        floor = neg
+        if max_cost is not None:
+            # Costs only grow pit by pit, so a board already dearer than max_cost stays so.
+            peaks += best_here
+            floor = peaks - max_cost
+            options = [(n, v) for n, v in options if v >= best_here - max_cost]
         nxt = [neg] * (total + 1)
         came = [0] * (total + 1)
-        for held, score in enumerate(best):
-            if score == neg:
-                continue
-            for n in range(low, min(high, total - held) + 1):
-                value = score + row[n]
-                if value > nxt[held + n]:
+        reached = []
+        for held in live:
+            score = best[held]
+            for n, v in options:
+                if held + n > total:
+                    break
+                value = score + v
+                if value > nxt[held + n] and value >= floor:
+                    if nxt[held + n] == neg:
+                        reached.append(held + n)
                     nxt[held + n] = value
                     came[held + n] = held
         best = nxt
         came_from.append(came)
+        live = sorted(reached)
     if best[total] == neg:
         return None
     counts = []

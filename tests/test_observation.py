@@ -68,3 +68,18 @@ def test_fit_total_breaks_ties_towards_fewer_seeds_in_the_earlier_pits() -> None
     flat = [[0.0] * 3 for _ in range(3)]
     assert fit_total(flat, 2) == ((0, 0, 2), 0.0)
     assert fit_total(flat, 7) is None
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_fit_total_within_a_cost_gives_the_same_board_or_none_when_dearer(seed: int) -> None:
+    rnd = random.Random(1000 + seed)
+    rows = [[rnd.gauss(0.0, 3.0) for _ in range(9)] for _ in range(12)]
+    total, window = rnd.randint(10, 60), rnd.choice([None, 2, 3])
+    max_cost = rnd.choice([0.5, 3.0, 8.0, 30.0])
+    full = fit_total(rows, total, window=window)
+    cut = fit_total(rows, total, window=window, max_cost=max_cost)
+    cost = None if full is None else sum(max(row) for row in rows) - full[1]
+    if cost is None or cost > max_cost + 1e-9:
+        assert cut is None
+    else:
+        assert cut == full

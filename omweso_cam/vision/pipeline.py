@@ -544,7 +544,9 @@ class BoardReader:
         if seeds is None or sum(counts) == seeds:
             return counts, ""
         ll = pit_counts.log_likelihoods
-        fit = fit_total(ll.tolist(), seeds, window=self.config.board_fit_window)
+        # Boards dearer than the limit are not looked at (a hair over it: the float32 check below decides).
+        fit = fit_total(ll.tolist(), seeds, window=self.config.board_fit_window,
+                        max_cost=self.config.board_total_max_nats + 1e-3)
         read = f"{sum(counts)} seeds read"
         if fit is None or float(ll.max(axis=1).sum()) - fit[1] > self.config.board_total_max_nats:
             return counts, f"{read}, too far from the board's {seeds} to fit (seeds off the board, or misread)"
