@@ -17,6 +17,8 @@ every board so its bowls mirror the light (``Scene.bowl_gloss``; the path-traced
 apart from the scene, so the boards are otherwise the ones made without it. ``--seed-sizes LO HI``
 draws every board's seed length from LO..HI of its pits' diameter (the styles draw 0.20-0.30;
 vision_bench's seed-size table showed larger seeds counted worse), apart from the scene too.
+``--frame W H`` renders into a frame of that size (the films of ``track_bench.py`` are 800x450,
+their pits 24-55 px; at the default 1280x720 few pits are under 36 px), the scene otherwise as drawn.
 Seeds never overlap with ``benchmarks/vision_bench.py`` (900,001+) or the
 sample corpus (2026).
 """
@@ -65,8 +67,9 @@ def _board_counts(rnd: random.Random, rng: np.random.Generator, kind: int) -> tu
 
 
 #: One board to render: seed, style, seeds in every pit (LO, HI) or None, tilt range or None, dark,
-#: glossy bowls, seed length as a share of the pit diameter (LO, HI) or None.
-Job = tuple[int, str, tuple[int, int] | None, tuple[float, float] | None, bool, bool, tuple[float, float] | None]
+#: glossy bowls, seed length as a share of the pit diameter (LO, HI) or None, frame size (W, H) or None.
+Job = tuple[int, str, tuple[int, int] | None, tuple[float, float] | None, bool, bool, tuple[float, float] | None,
+            tuple[int, int] | None]
 
 
 def _one_board(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -79,7 +82,7 @@ def _one_board(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     from omweso_cam.vision.synth import Scene, render_board
     from omweso_cam.vision.synth.scene import dark_colours
 
-    seed, style, count_range, tilt, dark, glossy, seed_sizes = job
+    seed, style, count_range, tilt, dark, glossy, seed_sizes, frame = job
     rng = np.random.default_rng(seed)
     rnd = random.Random(seed)
     if count_range is None:
@@ -89,6 +92,8 @@ def _one_board(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     pinned: dict[str, object] = {} if tilt is None else {"tilt_deg": rnd.uniform(*tilt)}
     if dark:
         pinned.update(dark_colours(rng))
+    if frame is not None:
+        pinned["image_size_px"] = frame
     scene = Scene.random(rng, style=style, hand=rnd.random() < 0.15, **pinned)
     if glossy:
         varnish = np.random.default_rng([seed, 3])
@@ -139,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="camera tilt from vertical drawn from [LO, HI] degrees (default: the style's own, 0-35)")
     parser.add_argument("--seed-sizes", type=float, nargs=2, metavar=("LO", "HI"),
                         help="seed length drawn from [LO, HI] of the pit diameter (default: the style's own, 0.20-0.30)")
+    parser.add_argument("--frame", type=int, nargs=2, metavar=("W", "H"),
+                        help="camera frame size in pixels (default: the styles' 1280 720; the films' 800 450 "
+                             "gives pits of 24-55 px, as on a board far from the camera)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
@@ -153,7 +161,10 @@ def main(argv: list[str] | None = None) -> int:
     seed_sizes = None if args.seed_sizes is None else (min(args.seed_sizes), max(args.seed_sizes))
     if seed_sizes is not None and not 0 < seed_sizes[0] <= seed_sizes[1] < 1:
         parser.error("--seed-sizes must lie between 0 and 1 (shares of the pit diameter)")
-    jobs: list[Job] = [(args.seed + k, args.style, count_range, tilt, args.dark, args.glossy_bowls, seed_sizes)
+    frame = None if args.frame is None else (args.frame[0], args.frame[1])
+    if frame is not None and min(frame) < 64:
+        parser.error("--frame must be at least 64 pixels each way")
+    jobs: list[Job] = [(args.seed + k, args.style, count_range, tilt, args.dark, args.glossy_bowls, seed_sizes, frame)
                        for k in range(args.boards)]
     crops, counts, boards = [], [], []
     with ProcessPoolExecutor(args.workers) as pool:
