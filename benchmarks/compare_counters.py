@@ -23,11 +23,11 @@ must gain and may lose here before it is tried on whole boards and films.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
-import json
 import sys
-import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -35,27 +35,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from train_counter import canonical  # a script beside this one, not a package
 
+if TYPE_CHECKING:
+    from omweso_cam.vision.count import SeedModel
 
-def load_model(folder: Path):  # type: ignore[no-untyped-def]
+
+def load_model(folder: Path) -> SeedModel:
     """The seed model in ``folder``, its trunk path pointed at the ``seed_counter.onnx`` beside it
     (a network not yet shipped names no file the reader would find) and its checksum left unchecked."""
     from omweso_cam.vision.count import load_seed_model
 
-    data = json.loads((folder / "seed_model_default.json").read_text(encoding="utf-8"))
-    data["counter"]["trunk"] = str((folder / "seed_counter.onnx").resolve())
-    data["counter"]["trunk_sha256"] = None
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "model.json"
-        path.write_text(json.dumps(data), encoding="utf-8")
-        return load_seed_model(str(path))
+    model = load_seed_model(str(folder / "seed_model_default.json"))
+    head = dataclasses.replace(model.counter, trunk=str((folder / "seed_counter.onnx").resolve()), trunk_sha256=None)
+    return dataclasses.replace(model, counter=head)
 
 
-def best_counts(model, crops: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
+def best_counts(model: SeedModel, crops: np.ndarray) -> np.ndarray:
     """Each crop's most likely count, as the reader reads it."""
     from omweso_cam.vision.count import CountConfig, count_crops
 
     config = CountConfig()
-    return count_crops(canonical(crops, config.crop_px), model=model, config=config).log_likelihoods.argmax(axis=1)
+    return np.asarray(count_crops(canonical(crops, config.crop_px), model=model, config=config).log_likelihoods.argmax(axis=1))
 
 
 def _row(name: str, hits: tuple[int, int], n: int) -> str:
@@ -77,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         if not (folder / "seed_model_default.json").is_file() or not (folder / "seed_counter.onnx").is_file():
             parser.error(f"{folder}: needs seed_model_default.json and seed_counter.onnx")
     models = [load_model(args.a), load_model(args.b)]
-    bands = None if args.seed_sizes is None else np.linspace(*sorted(args.seed_sizes), 5)
+    bands = None if args.seed_sizes is None else np.linspace(min(args.seed_sizes), max(args.seed_sizes), 5)
     print(f"| set | pits | {args.a} | {args.b} | difference (points) |")
     print("|---|---|---|---|---|")
     pooled = {"0-6": [0, 0, 0], "7-12": [0, 0, 0]}
