@@ -106,11 +106,11 @@ def test_a_board_cut_off_by_the_edge_of_the_picture_is_said_so_not_read(drawn) -
     assert whole.status == "ok" and "cut off" not in whole.detail
     # The frame ends inside the last column of pits (East, at the right of the picture).
     right_edge = int(np.mean(drawn.pit_centers_px.reshape(4, 8, 2)[:, 7, 0]))
-    cut = reader.read(np.ascontiguousarray(drawn.image[:, :right_edge]))
+    frame = np.ascontiguousarray(drawn.image[:, :right_edge])
+    cut = reader.read(frame)
     assert cut.status == "occluded" and cut.counts is None
     assert "4 pits (h4, h3, h2, h1) cut off by the edge of the picture" in cut.detail, cut.detail
     # Corners given by hand are held to it too.
-    frame = np.ascontiguousarray(drawn.image[:, :right_edge])
     given = reader.at_corners(CORNERS, (right_edge, frame.shape[0])).read(frame)
     assert given.status == "occluded" and "cut off by the edge" in given.detail
 
