@@ -31,6 +31,7 @@ import random
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -66,10 +67,17 @@ def _board_counts(rnd: random.Random, rng: np.random.Generator, kind: int) -> tu
     return tuple(int(x) for x in np.minimum(c, 30))
 
 
-#: One board to render: seed, style, seeds in every pit (LO, HI) or None, tilt range or None, dark,
-#: glossy bowls, seed length as a share of the pit diameter (LO, HI) or None, frame size (W, H) or None.
-Job = tuple[int, str, tuple[int, int] | None, tuple[float, float] | None, bool, bool, tuple[float, float] | None,
-            tuple[int, int] | None]
+class Job(NamedTuple):
+    """One board to render (None: as the style draws it)."""
+
+    seed: int
+    style: str
+    count_range: tuple[int, int] | None  # seeds in every pit, LO..HI
+    tilt: tuple[float, float] | None  # camera tilt from vertical, degrees
+    dark: bool  # dark seeds on dark wood
+    glossy: bool  # varnished bowls
+    seed_sizes: tuple[float, float] | None  # seed length as a share of the pit diameter
+    frame: tuple[int, int] | None  # camera frame (W, H)
 
 
 def _one_board(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -164,8 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     frame = None if args.frame is None else (args.frame[0], args.frame[1])
     if frame is not None and min(frame) < 64:
         parser.error("--frame must be at least 64 pixels each way")
-    jobs: list[Job] = [(args.seed + k, args.style, count_range, tilt, args.dark, args.glossy_bowls, seed_sizes, frame)
-                       for k in range(args.boards)]
+    jobs = [Job(args.seed + k, args.style, count_range, tilt, args.dark, args.glossy_bowls, seed_sizes, frame)
+            for k in range(args.boards)]
     crops, counts, boards = [], [], []
     with ProcessPoolExecutor(args.workers) as pool:
         for result in tqdm(pool.map(_one_board, jobs, chunksize=4), total=len(jobs), desc="boards"):
