@@ -416,6 +416,49 @@ def _by_roll(n: int, seed: int) -> list[list[object]]:
              f"{t[5]}/{t[2]}", _pct(t[6] / t[7]) if t[7] else "n/a"] for r, t in tally.items() if t[0]]
 
 
+#: Shares of the board's extent the cut-picture table's pictures lose, and the sides they lose it on.
+CUTS = (0.12, 0.25)
+CUT_SIDES = ("right", "left", "bottom", "top")
+
+
+def _cut_pictures(n: int, seed: int) -> list[list[object]]:
+    """Rows (share of the board cut off, pictures, said cut off, blamed on a hand, no board, read as a whole
+    board (of them with 28 or more of 32 pits right)) of ``n`` scenes (three styles in turn, no hand, game
+    positions) read whole and with the picture cut on each of its four sides so that each of CUTS of the
+    board's extent that way is lost, read as ``omweso-cam read`` reads them. A cut that takes only the
+    board's margin leaves its pits whole and the board readable; one through its pits should be said."""
+    from omweso_cam.vision.pipeline import BoardReader
+    from omweso_cam.vision.synth import Scene, render_board
+
+    reader = BoardReader()
+    tally = {cut: [0, 0, 0, 0, 0, 0] for cut in (0.0, *CUTS)}  # pictures, cut off, hand, no board, read, read well
+    for k in range(n):
+        rng = np.random.default_rng(seed + k)
+        counts = _counts(k, rng)
+        image, truth = render_board(counts, scene=Scene.random(rng, style=STYLES[k % 3], hand=False), rng=rng)
+        if truth.corners_px is None:
+            continue
+        corners = np.asarray(truth.corners_px, float)
+        (x0, y0), (x1, y1) = corners.min(axis=0), corners.max(axis=0)
+        pictures = [(0.0, image)]
+        for cut in CUTS:
+            dx, dy = cut * (x1 - x0), cut * (y1 - y0)
+            pictures += [(cut, image[:, : int(x1 - dx)]), (cut, image[:, int(x0 + dx):]),
+                         (cut, image[: int(y1 - dy)]), (cut, image[int(y0 + dy):])]  # in CUT_SIDES' order
+        for cut, picture in pictures:
+            t = tally[cut]
+            t[0] += 1
+            reading = reader.read(np.ascontiguousarray(picture))
+            if reading.status == "occluded":
+                t[1 if "cut off by the edge" in reading.detail else 2] += 1
+            elif reading.status == "no_board":
+                t[3] += 1
+            elif reading.counts is not None:
+                t[4] += 1
+                t[5] += sum(a == b for a, b in zip(reading.counts, counts, strict=True)) >= 28
+    return [[f"{cut:.0%}", t[0], t[1], t[2], t[3], f"{t[4]} ({t[5]})"] for cut, t in tally.items() if t[0]]
+
+
 #: Seed lengths (share of the pit diameter) of the seed-calibration table: as the renderer draws, and large.
 SEED_CALIBRATION_SIZES = (0.26, 0.36, 0.40)
 
@@ -571,6 +614,9 @@ def main(argv: list[str] | None = None) -> int:
                         "for their pits (0: none)")
     parser.add_argument("--roll-renders", type=int, default=0,
                         help=f"scenes for the roll table, each with the picture turned by {len(ROLLS)} angles (0: none)")
+    parser.add_argument("--cut-renders", type=int, default=0,
+                        help="scenes for the cut-picture table, each read whole and with the picture cut on each side "
+                        f"by {' and '.join(f'{c:.0%}' for c in CUTS)} of the board (0: none)")
     parser.add_argument("--seed-calibration-rigs", type=int, default=0,
                         help="rigs for the seed-calibration table: `calibrate seeds` on four labelled photos, seeds "
                         f"of {len(SEED_CALIBRATION_SIZES)} sizes (0: none)")
@@ -661,6 +707,11 @@ def main(argv: list[str] | None = None) -> int:
             [f"picture turned by (degrees; seeds {args.seed + 950_000}+)", "boards", "pit diameter px (median)",
              "found", "South as rendered", "said South is a guess", "corners within 1%", "0-6 exact"],
             _by_roll(args.roll_renders, args.seed + 950_000))
+    if args.cut_renders:
+        results["cut_pictures"] = _print_table(
+            [f"board's extent cut off by the picture (seeds {args.seed + 2_700_000}+)", "pictures", "said cut off",
+             "blamed on a hand", "no board", "read as whole (28+ of 32 right)"],
+            _cut_pictures(args.cut_renders, args.seed + 2_700_000))
     if args.seed_calibration_rigs:
         results["seed_calibration"] = _print_table(
             [f"seed length / pit diameter, a rig's own calibration (seeds {args.seed + 750_000}+)", "rigs",
