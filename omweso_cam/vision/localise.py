@@ -1232,9 +1232,13 @@ def _outline_from_offsets(lattice_to_image: np.ndarray, sides: list[float], gap:
     return lattice_points(lattice_to_image, corners_lat, gap)
 
 
-def _surface_colour(lab: np.ndarray, lattice_to_image: np.ndarray, gap: float = 0.0) -> np.ndarray:
-    """Median Lab colour of the board's surface at the points between four pits."""
-    between = np.array([(c + 0.5, r + 0.5) for r in range(3) for c in range(7)], np.float64)
+#: The lattice points between four pits: the board's surface.
+_BETWEEN_PITS = np.array([(c + 0.5, r + 0.5) for r in range(3) for c in range(7)], np.float64)
+
+
+def _surface_colour(lab: np.ndarray, lattice_to_image: np.ndarray, gap: float = 0.0,
+                    between: np.ndarray = _BETWEEN_PITS) -> np.ndarray:
+    """Median Lab colour at the lattice points ``between`` (default: between four pits, the board's surface)."""
     pts = lattice_points(lattice_to_image, between, gap)
     h, w = lab.shape[:2]
     xs = np.clip(np.rint(pts[:, 0]).astype(int), 0, w - 1)
@@ -1591,6 +1595,12 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
         top, right, bottom, left = _board_edges(images, lattice_to_image, config)
         return abs(top - bottom) + abs(left - right)
 
+    def beyond_picture(centres: np.ndarray, margin: float = 0.0) -> np.ndarray:
+        # Points beyond the picture, or within ``margin`` of its edge.
+        h, w = images.gx.shape
+        x, y = centres[..., 0], centres[..., 1]
+        return np.asarray((x < margin) | (x > w - 1 - margin) | (y < margin) | (y > h - 1 - margin))
+
     def rims(lattice_to_image: np.ndarray, radius: float) -> float:
         return float(rim_coherence(images.gx, images.gy, lattice_to_image, PIT_NODES, radius).sum())
 
@@ -1640,6 +1650,43 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
             lattice_to_image, base, circles = moved[top], scores[top], circled[top]
         return lattice_to_image
 
+    def circles_on(lattice_to_image: np.ndarray, blobs: np.ndarray, radius: float) -> tuple[set[int], int]:
+        # The circles on the lattice's pits, and how many of its pits wholly in the picture have none
+        # (a pit the picture's edge cuts shows no circle).
+        centres, _, nearest, on_pit = _nearest_circles(lattice_to_image, blobs)
+        return set(nearest[on_pit].tolist()), int((~on_pit & ~beyond_picture(centres, radius)).sum())
+
+    def onto_the_board(lattice_to_image: np.ndarray, blobs: np.ndarray) -> np.ndarray:
+        # A picture that cuts off the board's end leaves the lattice free to sit a column over, its
+        # end column on what lies beside the board's visible end: the placements are as full of
+        # circles, or circles in a striped cloth there make that one fuller, and their rims differ by
+        # less than ``rim_margin``. But a board's pits lie on its surface: while an end column (or
+        # row) in the picture has something unlike the board's surface between its pits, and the
+        # step away from it puts pits beyond the picture or within a pit radius of its edge and misses
+        # no more circles (circles left behind, and pits wholly in the picture without one), the
+        # lattice takes that step.
+        radius = _pit_radius(lattice_to_image, blobs)
+        for _ in range(2):
+            surface = _surface_colour(images.lab, lattice_to_image)
+            on_base, bare_base = circles_on(lattice_to_image, blobs, radius)
+            for between, step in _END_LINES:
+                if beyond_picture(lattice_points(lattice_to_image, between)).any():
+                    continue
+                end = _surface_colour(images.lab, lattice_to_image, between=between)
+                if np.linalg.norm(end - surface) <= config.min_surface_contrast:
+                    continue
+                moved = _polish(lattice_to_image @ step, blobs)
+                if not beyond_picture(lattice_points(moved, PIT_NODES), radius).any():
+                    continue
+                on, bare = circles_on(moved, blobs, radius)
+                both = on_base | on
+                if bare + len(both - on) <= bare_base + len(both - on_base):
+                    lattice_to_image = moved
+                    break
+            else:
+                break
+        return lattice_to_image
+
     def searches() -> Iterator[tuple[np.ndarray, str]]:
         yield _circles(gray, config), "circles"
         # Low contrast (dark pits in dark wood, dim light, blur): the same search on a locally
@@ -1664,7 +1711,7 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
         found = _lattice_from_blobs(blobs, choose)
         if found is None:
             continue
-        lattice_to_image = slide(found[0], blobs)
+        lattice_to_image = onto_the_board(slide(found[0], blobs), blobs)
         pits = _pits_seen(lattice_to_image, blobs, config)
         if pits is None:
             continue
@@ -1705,6 +1752,19 @@ _LATTICE_STEPS = [np.array([[1.0, shear, dc], [0.0, 1.0, dr], [0.0, 0.0, 1.0]])
 #: The 32 pit nodes of every placement in _LATTICE_STEPS, in the lattice's own coordinates, one after another.
 _STEP_NODES = np.concatenate([cv2.perspectiveTransform(PIT_NODES.reshape(-1, 1, 2), step).reshape(-1, 2)
                               for step in _LATTICE_STEPS])
+
+
+def _step(dc: int, dr: int) -> np.ndarray:
+    """The lattice moved by ``dc`` columns and ``dr`` rows, as in _LATTICE_STEPS."""
+    return np.array([[1.0, 0.0, dc], [0.0, 1.0, dr], [0.0, 0.0, 1.0]])
+
+
+#: Each end column and row of the pits: the points between its pits (on a board, its surface), and
+#: the step away from it.
+_END_LINES = [(np.array([(0.0, r + 0.5) for r in range(3)]), _step(1, 0)),
+              (np.array([(7.0, r + 0.5) for r in range(3)]), _step(-1, 0)),
+              (np.array([(c + 0.5, 0.0) for c in range(7)]), _step(0, 1)),
+              (np.array([(c + 0.5, 3.0) for c in range(7)]), _step(0, -1))]
 
 
 #: Where :func:`rim_coherence` samples a ring: angles, and radii as fractions of the pit radius.

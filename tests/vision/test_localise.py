@@ -566,3 +566,51 @@ def test_a_steep_board_is_found_in_its_region_warped_top_down(seed: int, style: 
     assert found is not None and found.detail["found_by"] == "pit lattice, rectified region"
     assert pits_off(found, truth.pit_centers_px) < 0.25
     assert corner_error(found.corners_px, np.asarray(truth.corners_px)) < 0.03
+
+
+def _placed_off_the_board(found: BoardLocation, true_centres: object, width: int) -> float:
+    """How far the pit ``found`` placed in the picture (x < ``width``) furthest from every true pit
+    lies, in pitches: a lattice slid a column onto what lies beside the board scores about 1."""
+    centres = np.asarray(true_centres, np.float64)
+    pitch = float(np.median(np.linalg.norm(np.diff(centres.reshape(4, 8, 2), axis=1), axis=2)))
+    placed = np.asarray(found.detail["pit_centers_px"])
+    placed = placed[placed[:, 0] < width]
+    return float(np.linalg.norm(placed[:, None] - centres[None], axis=2).min(axis=1).max()) / pitch
+
+
+@pytest.mark.parametrize("cut", [684, 672, 648])
+def test_a_board_the_picture_cuts_keeps_its_lattice_on_the_board(cut: int) -> None:
+    # The picture ends inside or just short of the board's last column (its pits at x 739-771):
+    # of the lattice placements as full of circles, the finder took the one a column over, with
+    # a column of pits on the table beside the board's visible end (the cut-off warning then
+    # named the wrong pits). A board's pits lie on its surface: the lattice steps back onto it.
+    rng = np.random.default_rng(11)
+    drawn = draw_board(list(rng.integers(0, 6, 32)), rng=rng, corners_px=np.array(
+        [[150.0, 120.0], [800.0, 90.0], [860.0, 470.0], [120.0, 430.0]]))
+    found = find_board(np.ascontiguousarray(drawn.image[:, :cut]))
+    assert found is not None
+    assert _placed_off_the_board(found, drawn.pit_centers_px, cut) < 0.5
+
+
+def test_a_board_the_picture_cuts_beside_a_striped_cloth_is_not_read_a_column_over() -> None:
+    # A render whose picture ends 12% of the board's width short of its end, the board on a
+    # striped cloth: two of the stripes' circles beside the board's visible end made the lattice
+    # a column over the fuller one; it was read as a whole board wholly in the picture, 4 of 32
+    # pits right and nothing said. Its end column stands on the cloth, not on the board's surface.
+    import random
+
+    from omweso_cam.rules import RuleSet
+    from omweso_cam.vision.synth import Scene, render_board
+    from omweso_cam.vision.synth.corpus import random_game_position
+
+    rng = np.random.default_rng(97_400_005)
+    rnd = random.Random(int(rng.integers(2**31)))
+    position = None
+    while position is None:
+        position = random_game_position(rnd, RuleSet.preset("seed"), plies=rnd.randint(4, 40))
+    image, truth = render_board(list(position.board), scene=Scene.random(rng, style="unseen", hand=False), rng=rng)
+    corners = np.asarray(truth.corners_px)
+    cut = int(corners[:, 0].max() - 0.12 * np.ptp(corners[:, 0]))
+    found = find_board(np.ascontiguousarray(image[:, :cut]))
+    assert found is not None
+    assert _placed_off_the_board(found, truth.pit_centers_px, cut) < 0.5
