@@ -57,6 +57,7 @@ class LocaliseConfig:
     min_lattice_score: float = 1.6  # pit-pattern contrast (see grid.lattice_score) to accept a segmented quad
     min_pit_lattice_score: float = 0.2  # the same, for the outline found from the pit lattice
     min_pits_seen_to_trust: int = 28  # a 4x8 lattice with this many pits seen as circles needs no colour contrast
+    min_pits_in_view_to_trust: int = 20  # ... one the picture cuts, as many of its pits in view as this at least
     min_pits_seen: int = 16  # a lattice with fewer of its pits seen as circles is a guess, not a board
     # The strip between the players' halves may be wider than the rows' pitch (boards made in two
     # halves, a carved ridge): the pit lattice looks for a gap of up to max_gap_of_pitch row
@@ -443,7 +444,16 @@ def find_board(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig
         # found only by a last-resort search must show the pattern clearly.
         if lattice.last_resort:
             return score_of(lattice) >= config.min_oblique_lattice_score
-        return lattice.seen >= config.min_pits_seen_to_trust or score_of(lattice) >= config.min_pit_lattice_score
+        if lattice.seen >= config.min_pits_seen_to_trust or score_of(lattice) >= config.min_pit_lattice_score:
+            return True
+        # A board the picture cuts: its outline runs past the picture, where the pattern cannot show,
+        # so it is judged on its pits in view (at least ``min_pits_in_view_to_trust``): as many of
+        # them unseen as a whole board may have.
+        height, width = image_bgr.shape[:2]
+        x, y = lattice.centres[:, 0], lattice.centres[:, 1]
+        in_view = int(((x >= 0) & (x <= width - 1) & (y >= 0) & (y <= height - 1)).sum())
+        unseen_allowed = len(PIT_NODES) - config.min_pits_seen_to_trust
+        return config.min_pits_in_view_to_trust <= in_view < len(PIT_NODES) and lattice.seen >= in_view - unseen_allowed
 
     lattice = find_pit_lattice(image_bgr, config=config, trusted=trusted, score=score_of)
     if lattice is not None and trusted(lattice):
