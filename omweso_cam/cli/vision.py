@@ -272,7 +272,13 @@ def cmd_calibrate_board(args: argparse.Namespace) -> int:
         marker_sheet,
         parse_corners,
     )
-    from omweso_cam.vision.pipeline import BoardReader, count_warnings, orientation_warnings
+    from omweso_cam.vision.pipeline import (
+        BoardReader,
+        count_warnings,
+        cut_off_detail,
+        orientation_warnings,
+        pits_cut_off,
+    )
 
     if args.method == "markers" and args.sheet:
         sheet = marker_sheet()
@@ -307,6 +313,10 @@ def cmd_calibrate_board(args: argparse.Namespace) -> int:
     config = reader.config
     board = reader.rectify_board(image, found)
     grid = reader.grid_for(board, found, image)
+    # Every read through a rig whose picture cuts the board's pits would say so: not worth storing.
+    cut = pits_cut_off(image.shape[1], image.shape[0], board, grid, config.frame_edge_of_radius)
+    if cut:
+        return _error(f"{cut_off_detail(cut)}; nothing written")
     model = None
     try:
         if args.seeds:

@@ -278,6 +278,15 @@ def pits_cut_off(width: int, height: int, board: RectifiedBoard, grid: PitGrid, 
     return [int(i) for i in np.flatnonzero(~inside)]
 
 
+def cut_off_detail(cut: list[int]) -> str:
+    """What a reading says of the pits ``cut`` (:func:`pits_cut_off`), and what to do."""
+    from omweso_cam.rules import square_name
+
+    names = ", ".join(square_name(i) for i in cut)
+    return (f"{len(cut)} {'pit' if len(cut) == 1 else 'pits'} ({names}) cut off by the edge of the picture (move or "
+            "turn the camera, or zoom out, so that the whole board is in view)")
+
+
 def board_rim_blur(image: np.ndarray, board: RectifiedBoard, grid: PitGrid) -> RimBlur:
     """:func:`vision.blur.rim_blur` of the pits at ``grid`` in ``image``, the working camera image
     ``board`` was rectified from (each pit's radius: the mean of its two axes there)."""
@@ -498,12 +507,8 @@ class BoardReader:
 
         cut = pits_cut_off(image.shape[1], image.shape[0], board, grid, self.config.frame_edge_of_radius)
         if cut:
-            from omweso_cam.rules import square_name
-
-            names = ", ".join(square_name(i) for i in cut)
-            return finish(OCCLUDED, f"{len(cut)} {'pit' if len(cut) == 1 else 'pits'} ({names}) cut off by the edge of "
-                          "the picture (move or turn the camera, or zoom out, so that the whole board is in view)",
-                          corners_px=corners_out, grid=grid, rectified=board, scale=scale, method=location.method)
+            return finish(OCCLUDED, cut_off_detail(cut), corners_px=corners_out, grid=grid, rectified=board,
+                          scale=scale, method=location.method)
 
         foreign, shaded = self._foreign_gaps(board.image, grid)
         rims = _Rims.of(board.image, grid)

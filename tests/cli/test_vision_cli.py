@@ -213,6 +213,22 @@ def test_calibrate_warns_of_a_board_the_reader_would_distrust(images: dict[str, 
     assert warning.startswith("board blurred by motion") and "warning: board blurred by motion" in captured.err
 
 
+def test_calibrate_refuses_a_picture_that_cuts_the_board(images: dict[str, Path], tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    # Every read through such a rig would say its pits are cut off: it is said now, and nothing is
+    # written (an existing calibration stays as it was).
+    board = cv2.imread(str(images["board"]))
+    right = int(CORNERS[:, 0].max() - 0.25 * np.ptp(CORNERS[:, 0]))
+    cut = tmp_path / "cut.png"
+    cv2.imwrite(str(cut), board[:, :right])
+    out = tmp_path / "rig.json"
+    out.write_text("kept")
+    for given in ([], ["--corners", ",".join(str(v) for v in CORNERS.ravel())]):
+        assert main(["calibrate", "corners", str(cut), *given, "--out", str(out)]) == 2
+        assert "cut off by the edge of the picture" in capsys.readouterr().err
+        assert out.read_text() == "kept"
+
+
 def test_calibrate_on_a_board_across_the_picture_warns_that_south_is_a_guess_unless_given(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     across = np.array([[560.0, 50.0], [562.0, 470.0], [372.0, 472.0], [370.0, 52.0]])  # long sides up the picture
