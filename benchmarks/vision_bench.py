@@ -416,9 +416,8 @@ def _by_roll(n: int, seed: int) -> list[list[object]]:
              f"{t[5]}/{t[2]}", _pct(t[6] / t[7]) if t[7] else "n/a"] for r, t in tally.items() if t[0]]
 
 
-#: Shares of the board's extent the cut-picture table's pictures lose, and the sides they lose it on.
+#: Shares of the board's extent the cut-picture table's pictures lose (on each side in turn).
 CUTS = (0.12, 0.25)
-CUT_SIDES = ("right", "left", "bottom", "top")
 
 
 def _cut_pictures(n: int, seed: int) -> list[list[object]]:
@@ -444,7 +443,7 @@ def _cut_pictures(n: int, seed: int) -> list[list[object]]:
         for cut in CUTS:
             dx, dy = cut * (x1 - x0), cut * (y1 - y0)
             pictures += [(cut, image[:, : int(x1 - dx)]), (cut, image[:, int(x0 + dx):]),
-                         (cut, image[: int(y1 - dy)]), (cut, image[int(y0 + dy):])]  # in CUT_SIDES' order
+                         (cut, image[: int(y1 - dy)]), (cut, image[int(y0 + dy):])]  # right, left, bottom, top
         for cut, picture in pictures:
             t = tally[cut]
             t[0] += 1

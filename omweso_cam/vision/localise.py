@@ -449,9 +449,7 @@ def find_board(image_bgr: np.ndarray, *, config: LocaliseConfig = LocaliseConfig
         # A board the picture cuts: its outline runs past the picture, where the pattern cannot show,
         # so it is judged on its pits in view (at least ``min_pits_in_view_to_trust``): as many of
         # them unseen as a whole board may have.
-        height, width = image_bgr.shape[:2]
-        x, y = lattice.centres[:, 0], lattice.centres[:, 1]
-        in_view = int(((x >= 0) & (x <= width - 1) & (y >= 0) & (y <= height - 1)).sum())
+        in_view = int((~_beyond_picture(lattice.centres, image_bgr.shape)).sum())
         unseen_allowed = len(PIT_NODES) - config.min_pits_seen_to_trust
         return config.min_pits_in_view_to_trust <= in_view < len(PIT_NODES) and lattice.seen >= in_view - unseen_allowed
 
@@ -1605,11 +1603,8 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
         top, right, bottom, left = _board_edges(images, lattice_to_image, config)
         return abs(top - bottom) + abs(left - right)
 
-    def beyond_picture(centres: np.ndarray, margin: float = 0.0) -> np.ndarray:
-        # Points beyond the picture, or within ``margin`` of its edge.
-        h, w = images.gx.shape
-        x, y = centres[..., 0], centres[..., 1]
-        return np.asarray((x < margin) | (x > w - 1 - margin) | (y < margin) | (y > h - 1 - margin))
+    def beyond_picture(points: np.ndarray, margin: float = 0.0) -> np.ndarray:
+        return _beyond_picture(points, images.gx.shape, margin)
 
     def rims(lattice_to_image: np.ndarray, radius: float) -> float:
         return float(rim_coherence(images.gx, images.gy, lattice_to_image, PIT_NODES, radius).sum())
@@ -1755,18 +1750,26 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
     return believed or best
 
 
-#: Placements near a lattice (col, row) -> (col + shear * row + dc, row + dr), as homographies
-#: from the new lattice to the old: a column or two and a row off, and sheared by a column a row.
-_LATTICE_STEPS = [np.array([[1.0, shear, dc], [0.0, 1.0, dr], [0.0, 0.0, 1.0]])
+def _step(dc: int, dr: int, shear: int = 0) -> np.ndarray:
+    """The lattice placement (col, row) -> (col + shear * row + dc, row + dr), as a homography from the
+    new lattice to the old."""
+    return np.array([[1.0, shear, dc], [0.0, 1.0, dr], [0.0, 0.0, 1.0]])
+
+
+def _beyond_picture(points: np.ndarray, shape: tuple[int, ...], margin: float = 0.0) -> np.ndarray:
+    """Which image ``points`` (..., 2) lie beyond a picture of ``shape`` (height, width, ...), or within
+    ``margin`` pixels of its edge."""
+    h, w = shape[:2]
+    x, y = points[..., 0], points[..., 1]
+    return np.asarray((x < margin) | (x > w - 1 - margin) | (y < margin) | (y > h - 1 - margin))
+
+
+#: Placements near a lattice: a column or two and a row off, and sheared by a column a row.
+_LATTICE_STEPS = [_step(dc, dr, shear)
                   for shear in (-1, 0, 1) for dc in (-2, -1, 0, 1, 2) for dr in (-1, 0, 1) if (shear, dc, dr) != (0, 0, 0)]
 #: The 32 pit nodes of every placement in _LATTICE_STEPS, in the lattice's own coordinates, one after another.
 _STEP_NODES = np.concatenate([cv2.perspectiveTransform(PIT_NODES.reshape(-1, 1, 2), step).reshape(-1, 2)
                               for step in _LATTICE_STEPS])
-
-
-def _step(dc: int, dr: int) -> np.ndarray:
-    """The lattice moved by ``dc`` columns and ``dr`` rows, as in _LATTICE_STEPS."""
-    return np.array([[1.0, 0.0, dc], [0.0, 1.0, dr], [0.0, 0.0, 1.0]])
 
 
 #: Each end column and row of the pits: the points between its pits (on a board, its surface), and
