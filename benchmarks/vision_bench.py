@@ -615,7 +615,7 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"scenes for the roll table, each with the picture turned by {len(ROLLS)} angles (0: none)")
     parser.add_argument("--cut-renders", type=int, default=0,
                         help="scenes for the cut-picture table, each read whole and with the picture cut on each side "
-                        f"by {' and '.join(f'{c:.0%}' for c in CUTS)} of the board (0: none)")
+                        f"by {' and '.join(f'{c:.0%}%' for c in CUTS)} of the board (0: none)")  # %% for argparse
     parser.add_argument("--seed-calibration-rigs", type=int, default=0,
                         help="rigs for the seed-calibration table: `calibrate seeds` on four labelled photos, seeds "
                         f"of {len(SEED_CALIBRATION_SIZES)} sizes (0: none)")
