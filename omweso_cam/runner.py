@@ -448,7 +448,7 @@ class LiveSession:
 
         opener = self._open_source or default_open
         self._source = opener(self.source_spec, config=SourceConfig(
-            realtime=self.realtime, speed=self.speed, folder_fps=self.fps or SourceConfig().folder_fps))
+            realtime=self.realtime, speed=self.speed, folder_fps=self.fps))
         fps = self._source.fps
         self.config = self.config.for_fps(fps)
         if self._processor is None:

@@ -14,7 +14,7 @@ import pytest
 
 from omweso_cam.rules import Position, RuleSet
 from omweso_cam.runner import track_source
-from omweso_cam.vision.frames import SourceConfig, open_source
+from omweso_cam.vision.frames import open_source
 
 FILM = Path(__file__).resolve().parents[1] / "sample_images" / "sequences" / "illegal_sowing"
 
@@ -22,7 +22,8 @@ FILM = Path(__file__).resolve().parents[1] / "sample_images" / "sequences" / "il
 @pytest.fixture(scope="module")
 def tracked() -> tuple[dict, dict]:
     truth = json.loads((FILM / "truth.json").read_text(encoding="utf-8"))
-    source = open_source(str(FILM), config=SourceConfig(folder_fps=truth["fps"]))
+    source = open_source(str(FILM))  # its rate from its truth.json, as `omweso-cam track FOLDER` reads it
+    assert source.fps == truth["fps"] and not source.fps_assumed
     record = track_source(source, RuleSet.preset(truth["rules"]), start=Position.from_notation(truth["initial"]))
     return truth, record
 

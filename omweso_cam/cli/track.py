@@ -6,6 +6,7 @@ OpenCV is imported inside the command functions, so `omweso-cam records` starts 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,9 @@ def register(subparsers: Any) -> None:
     track.add_argument("--start", metavar="POSITION",
                        help="the set-up position (notation); default: read it from the first stable frames")
     track.add_argument("--calibration", metavar="FILE", help="calibration JSON (from `omweso-cam calibrate`)")
-    track.add_argument("--fps", type=float, help="frame rate of a frame folder (default 10)")
+    track.add_argument("--fps", type=_frame_rate,
+                       help="frame rate of a frame folder (default: the fps of its truth.json, as `omweso-cam "
+                            "render` writes it, else 10)")  # 10: vision.frames.DEFAULT_FOLDER_FPS
     track.add_argument("--out", required=True, metavar="RECORD.json", help="where to write the game record")
     track.add_argument("--no-progress", action="store_true", help="no progress bar")
     track.set_defaults(func=cmd_track)
@@ -47,6 +50,17 @@ def register(subparsers: Any) -> None:
     records.set_defaults(func=lambda args: (records.print_help(sys.stderr), 2)[1])
 
 
+def _frame_rate(text: str) -> float:
+    """``--fps``: a positive, finite number of frames a second."""
+    try:
+        fps = float(text)
+    except ValueError:
+        fps = math.nan
+    if not (math.isfinite(fps) and fps > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number of frames a second, got {text!r}")
+    return fps
+
+
 def cmd_track(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
@@ -68,11 +82,13 @@ def cmd_track(args: argparse.Namespace) -> int:
 
             start = validate_setup(Position(start.board, start.side_to_move, 0, (0, 0)), rules)
         calibration = load_calibration(args.calibration)
-        source_config = SourceConfig(folder_fps=args.fps) if args.fps else SourceConfig()
-        source = open_source(args.source, config=source_config)
+        source = open_source(args.source, config=SourceConfig(folder_fps=args.fps))
     except (ValueError, SourceError, OSError) as exc:
         print(f"omweso-cam track: {exc}", file=sys.stderr)
         return 2
+    if source.fps_assumed:
+        print(f"omweso-cam track: {args.source}: frames taken as {source.fps:g} a second (give --fps: the "
+              "frames a move must agree for and the timing rules are counted in seconds)", file=sys.stderr)
     config = RunnerConfig().for_fps(source.fps)
     processor = make_processor(calibration, config=config, fps=source.fps)
     with tqdm(total=source.len_hint, unit="frame", disable=args.no_progress, file=sys.stderr) as bar:

@@ -10,6 +10,8 @@ and carry on.
 
 from __future__ import annotations
 
+import json
+import math
 import re
 import threading
 import time
@@ -24,6 +26,10 @@ import numpy as np
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp")
 #: Side-car files that belong in a frame folder and are not reported as stray.
 SIDECAR_NAMES = ("truth.json", "sequence.json", "README.md", "README.txt")
+#: The side-cars whose ``fps`` is a frame folder's rate (``omweso-cam render`` writes truth.json).
+RATE_SIDECARS = ("truth.json", "sequence.json")
+#: The rate of a frame folder that gives none (no ``folder_fps``, no side-car with an ``fps``).
+DEFAULT_FOLDER_FPS = 10.0
 #: Frame kinds: an image, or a reported fault.
 FRAME = "frame"
 CORRUPT = "corrupt"
@@ -84,7 +90,8 @@ class Frame:
 class SourceConfig:
     """How sources are read. Times in seconds."""
 
-    folder_fps: float = 10.0
+    # A frame folder's rate; None: the ``fps`` of its side-car (RATE_SIDECARS), else DEFAULT_FOLDER_FPS.
+    folder_fps: float | None = None
     realtime: bool = False
     speed: float = 1.0  # with realtime: 2.0 plays twice as fast
     max_consecutive_bad_reads: int = 5
@@ -117,6 +124,8 @@ class FrameSource:
     name: str
     len_hint: int | None
     fps: float | None
+    #: Whether ``fps`` is a guess (a frame folder that says nothing of its rate).
+    fps_assumed: bool = False
 
     def __iter__(self) -> Iterator[Frame]:
         raise NotImplementedError
@@ -158,14 +167,25 @@ def _natural_key(path: Path) -> list[object]:
 
 
 class FolderSource(FrameSource):
-    """A folder of images in natural order (frame_2 before frame_10), at ``folder_fps``."""
+    """A folder of images in natural order (frame_2 before frame_10), at ``folder_fps``.
+
+    Without ``folder_fps`` the rate is the ``fps`` of the folder's side-car (a folder
+    ``omweso-cam render sequence`` wrote says how fast it was filmed), else
+    DEFAULT_FOLDER_FPS with ``fps_assumed`` set: the tracker's agreement and the timing
+    rules are in seconds, so a folder read at the wrong rate waits too many frames or too few.
+    """
 
     def __init__(self, folder: Path, *, config: SourceConfig = SourceConfig(),
                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
         if not folder.is_dir():
             raise SourceError(f"{folder} is not a folder")
         self.name = str(folder)
-        self.fps = config.folder_fps
+        fps = config.folder_fps if config.folder_fps is not None else _sidecar_fps(folder)
+        if fps is None:
+            fps, self.fps_assumed = DEFAULT_FOLDER_FPS, True
+        if not (math.isfinite(fps) and fps > 0):
+            raise SourceError(f"a frame folder's rate must be a positive number of frames a second, got {fps}")
+        self.fps = fps
         self._entries = sorted((p for p in folder.iterdir() if not p.is_dir()), key=_natural_key)
         self.len_hint = sum(p.suffix.lower() in IMAGE_SUFFIXES for p in self._entries)
         self._pacer = _Pacer(config.realtime, clock, sleep, config.speed)
@@ -188,6 +208,20 @@ class FolderSource(FrameSource):
             else:
                 yield Frame(index, timestamp, image, FRAME, None, path.name)
             index += 1
+
+
+def _sidecar_fps(folder: Path) -> float | None:
+    """The positive ``fps`` of the first of the folder's RATE_SIDECARS that gives one (a side-car
+    that cannot be read or gives none is passed over: it only describes the frames)."""
+    for name in RATE_SIDECARS:
+        try:
+            data = json.loads((folder / name).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue
+        fps = data.get("fps") if isinstance(data, dict) else None
+        if isinstance(fps, int | float) and not isinstance(fps, bool) and math.isfinite(fps) and fps > 0:
+            return float(fps)
+    return None
 
 
 class VideoFileSource(FrameSource):

@@ -65,6 +65,32 @@ def test_track_refuses_bad_input(args: list[str], message: str, capsys: pytest.C
     assert message in capsys.readouterr().err
 
 
+def test_a_folder_of_unknown_rate_is_tracked_at_an_assumed_one_and_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    script = script_game(START, ["d1"], SEED)
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    for i in range(len(script)):
+        cv2.imwrite(str(frames / f"frame_{i:04d}.png"), np.full((40, 60, 3), i, np.uint8))
+    monkeypatch.setattr("omweso_cam.runner.make_processor", lambda *a, **k: ScriptProcessor(script))
+    assert main(["track", str(frames), "--out", str(tmp_path / "a.json"), "--no-progress"]) == 0
+    assert "frames taken as 10 a second (give --fps" in capsys.readouterr().err
+    (frames / "truth.json").write_text('{"fps": 4}')  # a folder `omweso-cam render` wrote says its rate
+    assert main(["track", str(frames), "--out", str(tmp_path / "b.json"), "--no-progress"]) == 0
+    assert "give --fps" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fps", ["0", "-3", "nan", "inf", "fast"])
+def test_track_refuses_a_frame_rate_that_is_no_rate(tmp_path: Path, fps: str,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "record.json"
+    with pytest.raises(SystemExit) as exit_:
+        main(["track", ".", f"--fps={fps}", "--out", str(out)])
+    assert exit_.value.code == 2
+    assert "positive number of frames a second" in capsys.readouterr().err
+    assert not out.exists()
+
+
 AFTER_H1 = "4,4,4,4,4,4,4,4/0,0,0,0,0,0,0,0/0,0,0,0,1,1,1,1/4,4,4,4,4,4,4,0 N 1 0:0"
 
 

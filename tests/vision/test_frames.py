@@ -9,6 +9,7 @@ import pytest
 
 from omweso_cam.vision.frames import (
     CORRUPT,
+    DEFAULT_FOLDER_FPS,
     DISCONNECTED,
     ENDED,
     ENDED_EARLY,
@@ -43,6 +44,37 @@ def test_folder_in_natural_order_with_stray_and_corrupt_files_reported(tmp_path:
     assert [(f.index, f.name) for f in corrupt] == [(3, "frame_3.png")]
     stray = [f for f in frames if f.kind == STRAY]
     assert [f.name for f in stray] == ["notes.txt"] and stray[0].image is None
+
+
+@pytest.mark.parametrize(
+    ("sidecar", "given", "fps", "assumed"),
+    [
+        (None, None, DEFAULT_FOLDER_FPS, True),
+        ('{"format": "omweso-cam-sequence", "fps": 4}', None, 4.0, False),  # as `omweso-cam render` writes it
+        ('{"fps": 4}', 6.0, 6.0, False),  # --fps wins
+        ('{"fps": -4}', None, DEFAULT_FOLDER_FPS, True),
+        ('{"fps": "4"}', None, DEFAULT_FOLDER_FPS, True),
+        ('{"fps": true}', None, DEFAULT_FOLDER_FPS, True),
+        ("[4]", None, DEFAULT_FOLDER_FPS, True),
+        ("not json {", None, DEFAULT_FOLDER_FPS, True),
+    ],
+)
+def test_a_folder_runs_at_the_rate_given_else_its_sidecars_else_an_assumed_one(
+        tmp_path: Path, sidecar: str | None, given: float | None, fps: float, assumed: bool) -> None:
+    cv2.imwrite(str(tmp_path / "0.png"), _image(0))
+    cv2.imwrite(str(tmp_path / "1.png"), _image(1))
+    if sidecar is not None:
+        (tmp_path / "truth.json").write_text(sidecar)
+    source = open_source(tmp_path, config=SourceConfig(folder_fps=given))
+    assert (source.fps, source.fps_assumed) == (fps, assumed)
+    assert [f.timestamp_s for f in source] == [0.0, pytest.approx(1.0 / fps)]
+
+
+@pytest.mark.parametrize("fps", [0.0, -4.0, float("nan"), float("inf")])
+def test_a_folder_refuses_a_rate_that_is_no_rate(tmp_path: Path, fps: float) -> None:
+    cv2.imwrite(str(tmp_path / "0.png"), _image(0))
+    with pytest.raises(SourceError, match="positive number of frames a second"):
+        open_source(tmp_path, config=SourceConfig(folder_fps=fps))
 
 
 def test_realtime_pacing_uses_the_injected_clock(tmp_path: Path) -> None:
