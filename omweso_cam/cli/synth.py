@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from omweso_cam.cli.args import positive_number
+
 #: Scene styles (``vision.synth.scene.STYLES``, spelt out: importing the renderer here would
 #: slow every command's start-up; a test keeps the two equal).
 STYLES = ("default", "unseen", "randomised")
@@ -58,7 +60,7 @@ def register(subparsers: Any) -> None:
     seq.add_argument("--pause-plies", type=_plies, default=None, metavar="2,4",
                      help="plies with a mid-move pause (default: random)")
     seq.add_argument("--size", type=_size, default=(960, 540), help="frame size WxH (default 960x540)")
-    seq.add_argument("--fps", type=float, default=4.0)
+    seq.add_argument("--fps", type=positive_number, default=4.0, help="frames a second (default 4)")
     seq.add_argument("--style", choices=STYLES, default="default")
     seq.add_argument("--video", type=Path, default=None, help="also write the frames as an MP4 here")
     seq.set_defaults(func=_sequence)

@@ -6,11 +6,11 @@ OpenCV is imported inside the command functions, so `omweso-cam records` starts 
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 from typing import Any
 
+from omweso_cam.cli.args import positive_number
 from omweso_cam.cli.rules import add_rules_arguments, rules_from_cli
 
 #: Default match database (shared with `omweso-cam serve`).
@@ -24,7 +24,7 @@ def register(subparsers: Any) -> None:
     track.add_argument("--start", metavar="POSITION",
                        help="the set-up position (notation); default: read it from the first stable frames")
     track.add_argument("--calibration", metavar="FILE", help="calibration JSON (from `omweso-cam calibrate`)")
-    track.add_argument("--fps", type=_frame_rate,
+    track.add_argument("--fps", type=positive_number,
                        help="frame rate of a frame folder (default: the fps of its truth.json, as `omweso-cam "
                             "render` writes it, else 10)")  # 10: vision.frames.DEFAULT_FOLDER_FPS
     track.add_argument("--out", required=True, metavar="RECORD.json", help="where to write the game record")
@@ -48,17 +48,6 @@ def register(subparsers: Any) -> None:
     imp.add_argument("--match", type=int, metavar="MATCH_ID", help="add the game to this match")
     imp.set_defaults(func=cmd_records_import)
     records.set_defaults(func=lambda args: (records.print_help(sys.stderr), 2)[1])
-
-
-def _frame_rate(text: str) -> float:
-    """``--fps``: a positive, finite number of frames a second."""
-    try:
-        fps = float(text)
-    except ValueError:
-        fps = math.nan
-    if not (math.isfinite(fps) and fps > 0):
-        raise argparse.ArgumentTypeError(f"must be a positive number of frames a second, got {text!r}")
-    return fps
 
 
 def cmd_track(args: argparse.Namespace) -> int:

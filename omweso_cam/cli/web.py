@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from omweso_cam.cli.args import port, positive_number, seconds
+
 #: Default waitress pool: every SSE or MJPEG viewer holds one thread while it watches.
 DEFAULT_THREADS = 256
 DEFAULT_DB = "omweso-cam.sqlite3"
@@ -20,12 +22,12 @@ DEFAULT_DB = "omweso-cam.sqlite3"
 def _add_server_options(parser: argparse.ArgumentParser, *, default_port: int) -> None:
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to bind (default 127.0.0.1: this computer only; 0.0.0.0 for the LAN)")
-    parser.add_argument("--port", type=int, default=default_port,
+    parser.add_argument("--port", type=port, default=default_port,
                         help=f"TCP port (default {default_port}; 0 picks a free one)")
     parser.add_argument("--threads", type=int, default=DEFAULT_THREADS,
                         help=f"server threads (default {DEFAULT_THREADS}); each open viewer stream holds one, "
                              "16 are kept for page loads and the referee")
-    parser.add_argument("--exit-after", type=float, default=None, metavar="SECONDS",
+    parser.add_argument("--exit-after", type=seconds, default=None, metavar="SECONDS",
                         help="stop by itself after SECONDS (for scripts and tests)")
 
 
@@ -44,7 +46,7 @@ def register(subparsers: Any) -> None:
     demo = subparsers.add_parser("demo", help="dashboard replaying the bundled sample game as a virtual camera")
     demo.add_argument("--db", default=":memory:", metavar="PATH",
                       help="SQLite file of match records (default: in memory, forgotten on exit)")
-    demo.add_argument("--speed", type=float, default=1.0, help="replay speed (default 1.0 = real time)")
+    demo.add_argument("--speed", type=positive_number, default=1.0, help="replay speed (default 1.0 = real time)")
     demo.add_argument("--game", metavar="DIR", default=None,
                       help="replay this filmed game instead (a folder with truth.json and game.mp4 or "
                            "frame_*.jpg, as written by `omweso-cam render sequence`)")

@@ -1,0 +1,46 @@
+"""Argument types shared by the sub-commands: numbers argparse would take that mean nothing.
+
+``float("nan")``, ``inf`` and negative rates parse as floats, and ``int`` takes port 99999
+(the socket layer then binds it modulo 65536); each type here refuses them with a usage
+error (exit 2) naming the option, before anything runs. Standard library only, so every
+command still starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
+def positive_number(text: str) -> float:
+    """A finite number above zero (a frame rate, a replay speed)."""
+    value = _number(text)
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return value
+
+
+def seconds(text: str) -> float:
+    """A finite number of seconds, zero or more."""
+    value = _number(text)
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, zero or more, got {text!r}")
+    return value
+
+
+def port(text: str) -> int:
+    """A TCP port, 0-65535 (0: any free port)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a TCP port from 0 to 65535, got {text!r}")
+    return value

@@ -1,0 +1,38 @@
+"""Numbers argparse would take that mean nothing are refused before any command runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from omweso_cam.cli import build_parser
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        *[(["track", ".", f"--fps={fps}"], "--fps: must be a positive number") for fps in ("0", "-3", "nan", "inf", "fast")],
+        *[(["render", "sequence", f"--fps={fps}"], "--fps: must be a positive number") for fps in ("0", "nan", "inf")],
+        *[(["demo", f"--speed={speed}"], "--speed: must be a positive number") for speed in ("0", "-1", "nan", "inf")],
+        *[(["demo", f"--exit-after={s}"], "--exit-after: must be a number of seconds") for s in ("-5", "nan", "inf")],
+        *[(["serve", "--source", "0", f"--port={p}"], "--port: must be a TCP port") for p in ("-1", "65536", "99999", "http")],
+    ],
+)
+def test_a_number_that_means_nothing_is_a_usage_error(args: list[str], message: str,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    # Parsed only: a command that took such a number would run (a demo at speed nan serves forever).
+    with pytest.raises(SystemExit) as exit_:
+        build_parser().parse_args([*args, "--out", "x.json"] if args[0] in ("track", "render") else args)
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("option", "value"), [("--fps", "0.5"), ("--fps", "30")])
+def test_a_sensible_rate_parses(option: str, value: str) -> None:
+    args = build_parser().parse_args(["track", ".", option, value, "--out", "x.json"])
+    assert args.fps == float(value)
+
+
+def test_port_zero_and_the_top_port_parse() -> None:
+    for port in (0, 65535):
+        assert build_parser().parse_args(["serve", "--source", "0", "--port", str(port)]).port == port
+    assert build_parser().parse_args(["demo", "--exit-after", "0"]).exit_after == 0.0
