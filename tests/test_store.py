@@ -64,6 +64,31 @@ def test_a_failing_migration_leaves_the_file_at_the_old_version(tmp_path: Path) 
         assert "venue" not in cols
 
 
+def test_a_file_that_is_no_database_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "games.sqlite3"
+    path.write_bytes(b"a spreadsheet, saved under the wrong name\n" * 40)
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="not an omweso-cam database"):
+        MatchRepository(path)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["games.sqlite3"]
+
+
+def test_another_programs_database_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "other.sqlite3"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
+        conn.execute("INSERT INTO invoices (total) VALUES (12.5)")
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="another program.*invoices"):
+        MatchRepository(path)
+    assert path.read_bytes() == before  # no omweso-cam tables, no WAL switched on
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    conn.close()
+
+
 def test_match_game_plies_and_events_round_trip(repo: MatchRepository) -> None:
     match_id = repo.create_match(south="Ann", north="Bo", rules="seed", mode="blitz")
     game_id = repo.start_game(match_id, number=1, rules="seed")

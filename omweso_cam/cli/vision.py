@@ -15,6 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from omweso_cam.cli.args import positive_number
+
 if TYPE_CHECKING:
     from omweso_cam.vision.count import SeedModel
 
@@ -64,7 +66,8 @@ def register(subparsers: Any) -> None:
     intr = sub.add_parser("intrinsics", help="camera matrix and distortion from chessboard photos")
     intr.add_argument("images", nargs="+", metavar="IMAGE")
     intr.add_argument("--pattern", default="9x6", help="inner corners COLSxROWS (default 9x6)")
-    intr.add_argument("--square-mm", type=float, default=25.0)
+    intr.add_argument("--square-mm", type=positive_number, default=25.0,
+                      help="side of the printed squares in mm (default 25)")
     intr.add_argument("--calibration", help="add the intrinsics to this existing calibration file")
     intr.add_argument("--out", required=True)
     intr.set_defaults(func=cmd_calibrate_intrinsics)

@@ -6,6 +6,7 @@ dozen photos of a printed chessboard the pipeline undistorts every frame first.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import cv2
@@ -32,8 +33,16 @@ def find_chessboard(image_bgr: np.ndarray, pattern: tuple[int, int]) -> np.ndarr
 
 def calibrate_chessboard(images: Sequence[np.ndarray], pattern: tuple[int, int] = (9, 6),
                          *, square_mm: float = 25.0, min_views: int = 3) -> Intrinsics:
-    """Camera matrix and distortion from photos of one chessboard in varied poses."""
+    """Camera matrix and distortion from photos of one chessboard in varied poses.
+
+    ``pattern``: inner corners (columns, rows), at least 3 each (OpenCV's chessboard finder
+    needs them); ``square_mm``: the printed squares' side, a positive length.
+    """
     cols, rows = pattern
+    if min(cols, rows) < 3:
+        raise IntrinsicsError(f"a chessboard pattern needs at least 3x3 inner corners, got {cols}x{rows}")
+    if not (math.isfinite(square_mm) and square_mm > 0):
+        raise IntrinsicsError(f"a chessboard square must be a positive length in mm, got {square_mm}")
     grid = np.zeros((cols * rows, 3), np.float32)
     grid[:, :2] = np.mgrid[0:cols, 0:rows].T.reshape(-1, 2) * square_mm
     object_points, image_points = [], []

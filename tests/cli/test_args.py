@@ -15,6 +15,8 @@ from omweso_cam.cli import build_parser
         *[(["demo", f"--speed={speed}"], "--speed: must be a positive number") for speed in ("0", "-1", "nan", "inf")],
         *[(["demo", f"--exit-after={s}"], "--exit-after: must be a number of seconds") for s in ("-5", "nan", "inf")],
         *[(["serve", "--source", "0", f"--port={p}"], "--port: must be a TCP port") for p in ("-1", "65536", "99999", "http")],
+        *[(["calibrate", "intrinsics", "x.png", f"--square-mm={s}", "--out", "c.json"], "--square-mm: must be a positive")
+          for s in ("0", "-25", "nan")],
     ],
 )
 def test_a_number_that_means_nothing_is_a_usage_error(args: list[str], message: str,

@@ -61,3 +61,22 @@ def test_cli_writes_intrinsics_into_a_calibration(tmp_path: Path, capsys: pytest
     assert data["intrinsics"]["image_size"] == [640, 480]
     assert Calibration.load(out).intrinsics is not None
     assert main(["calibrate", "intrinsics", *paths, "--pattern", "nine", "--out", str(out)]) == 2
+
+
+@pytest.mark.parametrize(("pattern", "square_mm", "message"),
+                         [((2, 6), 25.0, "at least 3x3"), ((0, 0), 25.0, "at least 3x3"),
+                          ((9, 6), 0.0, "positive length"), ((9, 6), -25.0, "positive length"),
+                          ((9, 6), float("nan"), "positive length")])
+def test_a_pattern_or_square_that_cannot_be_is_refused(pattern: tuple[int, int], square_mm: float,
+                                                       message: str) -> None:
+    # OpenCV raised its own error for a pattern under 3 corners a side (a traceback from the command).
+    with pytest.raises(IntrinsicsError, match=message):
+        calibrate_chessboard(_views()[:1], pattern, square_mm=square_mm)
+
+
+def test_the_command_says_what_is_wrong_with_a_tiny_pattern(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "view.png"
+    cv2.imwrite(str(path), _views()[0])
+    assert main(["calibrate", "intrinsics", str(path), "--pattern", "2x2", "--out", str(tmp_path / "c.json")]) == 2
+    assert "at least 3x3" in capsys.readouterr().err
+    assert not (tmp_path / "c.json").exists()
