@@ -81,7 +81,7 @@ def test_another_programs_database_is_refused_and_left_as_it_was(tmp_path: Path)
         conn.execute("INSERT INTO invoices (total) VALUES (12.5)")
     conn.close()
     before = path.read_bytes()
-    with pytest.raises(StoreError, match="another program.*invoices"):
+    with pytest.raises(StoreError, match=r"another program.*invoices"):
         MatchRepository(path)
     assert path.read_bytes() == before  # no omweso-cam tables, no WAL switched on
     with sqlite3.connect(path) as conn:

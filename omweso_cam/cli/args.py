@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 
 
 def _number(text: str) -> float:
@@ -44,3 +45,18 @@ def port(text: str) -> int:
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"must be a TCP port from 0 to 65535, got {text!r}")
     return value
+
+
+def whole_number(minimum: int) -> Callable[[str], int]:
+    """A type for whole numbers of at least ``minimum`` (a count of images, plies, a limit)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be a whole number, {minimum} or more, got {text!r}")
+        return value
+
+    return parse

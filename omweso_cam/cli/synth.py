@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from omweso_cam.cli.args import positive_number
+from omweso_cam.cli.args import positive_number, whole_number
 
 #: Scene styles (``vision.synth.scene.STYLES``, spelt out: importing the renderer here would
 #: slow every command's start-up; a test keeps the two equal).
@@ -50,7 +50,7 @@ def register(subparsers: Any) -> None:
     seq = sub.add_parser("sequence", help="film a random game: frames + truth.json")
     seq.add_argument("--out", type=Path, required=True, help="output folder")
     seq.add_argument("--seed", type=int, default=0)
-    seq.add_argument("--plies", type=int, default=8)
+    seq.add_argument("--plies", type=whole_number(0), default=8, help="moves to play (default 8; fewer if the game ends)")
     seq.add_argument("--rules", default="seed", help="rules preset (seed | traditional)")
     seq.add_argument("--start", default=None, help="initial position (default: the standard set-up)")
     seq.add_argument("--illegal-at", type=int, default=None, metavar="PLY",
@@ -73,7 +73,7 @@ def register(subparsers: Any) -> None:
     corpus.set_defaults(func=_corpus)
 
     speed = sub.add_parser("speed", help="measure render time per frame")
-    speed.add_argument("--count", type=int, default=10)
+    speed.add_argument("--count", type=whole_number(1), default=10)
     speed.add_argument("--size", type=_size, default=(1280, 720))
     speed.set_defaults(func=_speed)
 

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omweso_cam.cli.args import positive_number
+from omweso_cam.cli.args import positive_number, whole_number
 
 if TYPE_CHECKING:
     from omweso_cam.vision.count import SeedModel
@@ -41,7 +41,7 @@ def register(subparsers: Any) -> None:
     evaluate.add_argument("--seeds", help="seed model JSON")
     evaluate.add_argument("--use-truth-corners", action="store_true",
                           help="give the reader the true corners (measures counting alone)")
-    evaluate.add_argument("--limit", type=int, default=0, help="only the first N images")
+    evaluate.add_argument("--limit", type=whole_number(0), default=0, help="only the first N images (0: all)")
     evaluate.add_argument("--no-fit", action="store_true", help="score the counts as read, not brought to 64 seeds")
     evaluate.set_defaults(func=cmd_evaluate)
 
@@ -109,7 +109,6 @@ def cmd_read(args: argparse.Namespace) -> int:
     from omweso_cam.vision.calibration import CalibrationError
     from omweso_cam.vision.count import SeedModelError
     from omweso_cam.vision.localise import CornersError, parse_corners
-    from omweso_cam.vision.pipeline import load_image
 
     try:
         reader = _reader(args)
@@ -121,10 +120,28 @@ def cmd_read(args: argparse.Namespace) -> int:
             manual = parse_corners(args.corners)
         except CornersError as exc:
             return _error(str(exc))
+    crops_file = None
+    try:  # the folders asked for, before any image is read
+        for folder in (args.annotate, args.save_crops):
+            if folder:
+                Path(folder).mkdir(parents=True, exist_ok=True)
+        if args.save_crops:
+            crops_file = open(Path(args.save_crops) / "crops.csv", "a", newline="", encoding="utf-8")  # noqa: SIM115
+    except OSError as exc:
+        return _error(f"cannot write there: {exc}")
+    try:
+        return _read_images(args, reader, manual, crops_file)
+    finally:
+        if crops_file is not None:
+            crops_file.close()
+
+
+def _read_images(args: argparse.Namespace, reader: Any, manual: Any, crops_file: Any) -> int:
+    """``read``'s loop over its images (the output folders made and the crops file opened by the caller)."""
+    from omweso_cam.vision.pipeline import load_image
+
     crops_writer = None
-    if args.save_crops:
-        Path(args.save_crops).mkdir(parents=True, exist_ok=True)
-        crops_file = open(Path(args.save_crops) / "crops.csv", "a", newline="", encoding="utf-8")  # noqa: SIM115
+    if crops_file is not None:
         crops_writer = csv.writer(crops_file)
         if crops_file.tell() == 0:
             crops_writer.writerow(["path", "count"])
@@ -171,9 +188,7 @@ def cmd_read(args: argparse.Namespace) -> int:
 
             from omweso_cam.vision.draw import annotate
 
-            out_dir = Path(args.annotate)
-            out_dir.mkdir(parents=True, exist_ok=True)
-            cv2.imwrite(str(out_dir / (Path(path).stem + ".annotated.jpg")), annotate(image, reading))
+            cv2.imwrite(str(Path(args.annotate) / (Path(path).stem + ".annotated.jpg")), annotate(image, reading))
         if reading is not None and image is not None and crops_writer is not None and reading.grid is not None \
                 and reading.counts:
             import cv2

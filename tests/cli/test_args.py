@@ -15,6 +15,9 @@ from omweso_cam.cli import build_parser
         *[(["demo", f"--speed={speed}"], "--speed: must be a positive number") for speed in ("0", "-1", "nan", "inf")],
         *[(["demo", f"--exit-after={s}"], "--exit-after: must be a number of seconds") for s in ("-5", "nan", "inf")],
         *[(["serve", "--source", "0", f"--port={p}"], "--port: must be a TCP port") for p in ("-1", "65536", "99999", "http")],
+        (["render", "sequence", "--plies=-1"], "--plies: must be a whole number, 0 or more"),
+        (["render", "speed", "--count=0"], "--count: must be a whole number, 1 or more"),
+        *[(["evaluate", "dir", f"--limit={n}"], "--limit: must be a whole number, 0 or more") for n in ("-1", "two")],
         *[(["calibrate", "intrinsics", "x.png", f"--square-mm={s}", "--out", "c.json"], "--square-mm: must be a positive")
           for s in ("0", "-25", "nan")],
     ],
@@ -23,7 +26,7 @@ def test_a_number_that_means_nothing_is_a_usage_error(args: list[str], message: 
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     # Parsed only: a command that took such a number would run (a demo at speed nan serves forever).
     with pytest.raises(SystemExit) as exit_:
-        build_parser().parse_args([*args, "--out", "x.json"] if args[0] in ("track", "render") else args)
+        build_parser().parse_args([*args, "--out", "x.json"] if args[:2] in (["track", "."], ["render", "sequence"]) else args)
     assert exit_.value.code == 2
     assert message in capsys.readouterr().err
 

@@ -183,6 +183,17 @@ def test_saved_crops_count_as_the_reader_counted(images: dict[str, Path], tmp_pa
     assert counted == [c for row in board for c in row]
 
 
+@pytest.mark.parametrize("option", ["--annotate", "--save-crops"])
+def test_read_refuses_a_folder_it_cannot_write_before_reading(option: str, images: dict[str, Path], tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "a file"
+    blocker.write_text("in the way")
+    assert main(["read", str(images["board"]), option, str(blocker / "out")]) == 2
+    out, err = capsys.readouterr()
+    assert "cannot write there" in err and "Traceback" not in err
+    assert out == ""  # nothing read, nothing half-written
+
+
 def test_read_warns_when_the_board_is_small_in_the_picture(images: dict[str, Path], tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     image = cv2.imread(str(images["board"]))

@@ -477,6 +477,25 @@ def test_a_sequence_can_stage_a_slip_and_refuses_unknown_mistakes(tmp_path: Path
     assert not list((tmp_path / "bad").glob("frame_*.jpg"))
 
 
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"illegal_at_ply": 3}, "plies 1-2, not 3"),  # the film has two plies: nothing would be staged
+    ({"illegal_at_ply": 0}, "plies 1-2, not 0"),
+    ({"pause_plies": [0, 5]}, "plies 1-2, not 0, 5"),
+    ({"plies": -1, "illegal_at_ply": None}, "0 or more"),
+])
+def test_a_sequence_refuses_plies_it_will_not_film(tmp_path: Path, changes: dict[str, object], message: str) -> None:
+    rules = pytest.importorskip("omweso_cam.rules")
+    from omweso_cam.vision.synth.sequence import SequenceConfig, SequenceError, render_sequence
+
+    kwargs: dict[str, object] = dict(rules=rules.RuleSet.preset("seed"), initial=rules.Position.standard(),
+                                     scene=Scene.random(np.random.default_rng(92), image_size_px=(160, 90)),
+                                     plies=2, illegal_at_ply=2, pause_plies=[],
+                                     config=SequenceConfig(setup_frames=1, stable_frames=1, hand_frames_per_move=1))
+    with pytest.raises(SequenceError, match=message):
+        render_sequence(tmp_path / "film", rng=np.random.default_rng(93), **{**kwargs, **changes})  # type: ignore[arg-type]
+    assert not (tmp_path / "film").exists()
+
+
 def test_the_render_command_offers_exactly_the_scene_styles_and_mistakes() -> None:
     from omweso_cam.cli.synth import ILLEGAL_KINDS as CLI_KINDS
     from omweso_cam.cli.synth import STYLES as CLI_STYLES

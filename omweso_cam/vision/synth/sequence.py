@@ -294,6 +294,16 @@ def render_sequence(
     cfg = config or SequenceConfig()
     if illegal_kind not in ILLEGAL_KINDS:
         raise ValueError(f"illegal_kind must be one of {', '.join(ILLEGAL_KINDS)}, not {illegal_kind!r}")
+    total = len(moves) if moves is not None else plies
+    if total < 0:
+        raise SequenceError(f"plies must be 0 or more, got {plies}")
+    # A ply asked for that the film does not have would be left out without a word.
+    if illegal_at_ply is not None and not 1 <= illegal_at_ply <= total:
+        raise SequenceError(f"the illegal sowing must come before one of the film's plies 1-{total}, "
+                            f"not {illegal_at_ply}")
+    outside = sorted(p for p in pause_plies or () if not 1 <= p <= total)
+    if outside:
+        raise SequenceError(f"pauses must be in the film's plies 1-{total}, not {', '.join(map(str, outside))}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("frame_*.jpg"):
@@ -309,7 +319,6 @@ def render_sequence(
     pauses: list[dict[str, Any]] = []
     result: dict[str, Any] | None = None
     fixed = [Move.parse(m) if isinstance(m, str) else m for m in moves] if moves is not None else None
-    total = len(fixed) if fixed is not None else plies
     for ply in range(1, total + 1):
         options = quick_options(position, rules)
         if fixed is not None:
