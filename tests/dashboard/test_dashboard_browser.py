@@ -190,6 +190,28 @@ def test_alarm_appears_and_clears_after_board_restored(page: Any, live_server: s
     assert "check those pits by eye" in str(page.text_content("#alarm-summary"))
 
 
+@pytest.mark.parametrize("path", ["/", "/setup", "/records", "/calibration"])
+def test_pages_fit_a_phone_held_upright(browser: Any, live_server: str, session: FakeSession, path: str) -> None:
+    # A referee may follow the game on a phone: no page may be wider than the screen, whatever
+    # it shows (the last move's table of laps, the alarm's three boards).
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    try:
+        session.publish_move()
+        session.raise_alarm()
+        page.goto(f"{live_server}{path}?token={REFEREE_TOKEN}", wait_until="domcontentloaded")
+        wait_js(page, "document.getElementById('role').textContent === 'referee'")
+        if path == "/":
+            page.wait_for_selector("#last-move table.laps")
+            page.wait_for_selector("#alarm", state="visible")
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, f"{path} is {width} px wide on a 390 px screen"
+        screenshot(page, f"phone{path.replace('/', '-').rstrip('-') or '-live'}", full_page=True)
+    finally:
+        context.close()
+
+
 def test_viewer_without_token_cannot_act(page: Any, live_server: str, session: FakeSession) -> None:
     session.raise_alarm()
     page.goto(f"{live_server}/", wait_until="domcontentloaded")
