@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -38,6 +39,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
+    # OpenCV's own warnings ("[ WARN:0@0.007] global cap_v4l.cpp:914 ... can't open camera by
+    # index") repeat what the command says in its own words; its errors still show. Read when cv2
+    # is first imported (inside the commands); a value set by the user wins.
+    os.environ.setdefault("OPENCV_LOG_LEVEL", "ERROR")
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
