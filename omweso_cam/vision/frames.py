@@ -242,13 +242,20 @@ class VideoFileSource(FrameSource):
         count = int(self._capture.get(7))  # cv2.CAP_PROP_FRAME_COUNT
         self.len_hint = count if count > 0 else None
         self._pacer = _Pacer(config.realtime, clock, sleep, config.speed)
+        # A VideoCapture is not safe to release while another thread reads it (the dashboard's
+        # frame thread reads, Ctrl-C closes from the main thread): reads and the release take turns.
+        self._lock = threading.Lock()
+        self._closed = False
 
     def __iter__(self) -> Iterator[Frame]:
         index = 0
         bad = 0
         while True:
             timestamp = index / self.fps if self.fps else float(index)
-            ok, image = self._capture.read()
+            with self._lock:
+                if self._closed:
+                    return
+                ok, image = self._capture.read()
             if ok and image is not None:
                 bad = 0
                 self._pacer.wait_until(timestamp)
@@ -267,7 +274,9 @@ class VideoFileSource(FrameSource):
         self.close()
 
     def close(self) -> None:
-        self._capture.release()
+        with self._lock:
+            self._closed = True
+            self._capture.release()
 
 
 class LiveSource(FrameSource):
@@ -286,14 +295,23 @@ class LiveSource(FrameSource):
             self._capture.release()
             raise SourceError(f"cannot open camera or stream {target!r}")
         self._closed = False
+        # Reads and the release take turns (see VideoFileSource), but a stream can hang in a read:
+        # close() waits for it at most CLOSE_WAIT_S, then releases anyway to end the read.
+        self._lock = threading.Lock()
+
+    #: How long close() waits for a read in progress before releasing the capture under it.
+    CLOSE_WAIT_S = 2.0
 
     def __iter__(self) -> Iterator[Frame]:
         index = 0
         start = self._clock()
         bad = 0
         while not self._closed:
-            assert self._capture is not None
-            ok, image = self._capture.read()
+            with self._lock:
+                if self._closed:
+                    return
+                assert self._capture is not None
+                ok, image = self._capture.read()
             timestamp = self._clock() - start
             if ok and image is not None:
                 bad = 0
@@ -312,22 +330,32 @@ class LiveSource(FrameSource):
             yield Frame(index, self._clock() - start, None, RECONNECTED, f"{self.name} is back")
 
     def _reconnect(self) -> bool:
-        if self._capture is not None:
-            self._capture.release()
+        with self._lock:
+            if self._capture is not None:
+                self._capture.release()
         deadline = self._clock() + self._config.reconnect_timeout_s
         while not self._closed and self._clock() < deadline:
             self._sleep(self._config.reconnect_interval_s)
             capture = self._open(self._target)
             if capture.isOpened():
-                self._capture = capture
+                with self._lock:
+                    if self._closed:
+                        capture.release()
+                        return False
+                    self._capture = capture
                 return True
             capture.release()
         return False
 
     def close(self) -> None:
         self._closed = True
-        if self._capture is not None:
-            self._capture.release()
+        waited = self._lock.acquire(timeout=self.CLOSE_WAIT_S)
+        try:
+            if self._capture is not None:
+                self._capture.release()
+        finally:
+            if waited:
+                self._lock.release()
 
 
 def open_source(source: str | int | Path, *, config: SourceConfig = SourceConfig(),

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -178,3 +180,45 @@ def test_a_frame_opencv_cannot_decode_is_reported_without_its_log(tmp_path: Path
     frames = list(open_source(tmp_path, config=SourceConfig(folder_fps=5.0)))
     assert [f.kind for f in frames] == [FRAME, CORRUPT]
     assert "imdecode" not in capfd.readouterr().err
+
+
+class SlowCapture(FakeCapture):
+    """Reads take a while; a release during a read is recorded (OpenCV's VideoCapture is not safe then)."""
+
+    def __init__(self, frames: int, read_s: float) -> None:
+        super().__init__([_image(i) for i in range(frames)], count=frames)
+        self.read_s, self.reading, self.released_mid_read, self.reads_after_release = read_s, False, False, 0
+
+    def read(self) -> tuple[bool, Any]:
+        if self.released:
+            self.reads_after_release += 1
+        self.reading = True
+        time.sleep(self.read_s)
+        self.reading = False
+        return super().read()
+
+    def release(self) -> None:
+        self.released_mid_read |= self.reading
+        super().release()
+
+
+@pytest.mark.parametrize("target", ["video", "0"])
+def test_closing_from_another_thread_waits_for_the_read_in_progress(tmp_path: Path, target: str) -> None:
+    # The dashboard's frame thread iterates the source; Ctrl-C closes it from the main thread.
+    capture = SlowCapture(frames=50, read_s=0.05)
+    path = tmp_path / "game.mp4"
+    path.write_bytes(b"not read: the capture is fake")
+    source = open_source(str(path) if target == "video" else target, open_capture=lambda _: capture)
+    frames: list[Any] = []
+    thread = threading.Thread(target=lambda: frames.extend(source))
+    thread.start()
+    while not frames:
+        time.sleep(0.01)
+    while not capture.reading:
+        time.sleep(0.001)
+    source.close()
+    thread.join(5)
+    assert not thread.is_alive()
+    assert capture.released and not capture.released_mid_read
+    assert capture.reads_after_release == 0
+    assert 0 < len(frames) < 50
