@@ -50,16 +50,14 @@ def register(subparsers: Any) -> None:
     corners = sub.add_parser("corners", help="board quad from given corners or found automatically")
     corners.add_argument("image", metavar="IMAGE")
     corners.add_argument("--corners", help="x,y,x,y,x,y,x,y (TL,TR,BR,BL); default: find the board")
-    corners.add_argument("--known-board", help="R4/R3/R2/R1 counts on the board now: also calibrates seeds")
-    corners.add_argument("--standard", action="store_true", help="the board holds the standard set-up")
+    _add_known_board(corners)
     corners.add_argument("--seeds", help="embed this seed model JSON")
     corners.add_argument("--out", required=True)
     corners.set_defaults(func=cmd_calibrate_board, method="manual")
     markers = sub.add_parser("markers", help="board quad from the four printed ArUco markers, or print the sheet")
     markers.add_argument("image", nargs="?", metavar="IMAGE")
     markers.add_argument("--sheet", metavar="PNG", help="write the printable marker sheet and stop")
-    markers.add_argument("--known-board")
-    markers.add_argument("--standard", action="store_true")
+    _add_known_board(markers)
     markers.add_argument("--seeds")
     markers.add_argument("--out")
     markers.set_defaults(func=cmd_calibrate_board, method="markers", corners=None)
@@ -366,17 +364,28 @@ def cmd_calibrate_board(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_known_board(parser: argparse.ArgumentParser) -> None:
+    """``--known-board`` and ``--standard``: what the board holds now (either, not both)."""
+    known = parser.add_mutually_exclusive_group()
+    known.add_argument("--known-board", metavar="R4/R3/R2/R1",
+                       help="the counts on the board now, as `read` prints them (4,4,4,4,4,4,4,4/0,...; a "
+                            "whole position's notation will do): also calibrates seeds")
+    known.add_argument("--standard", action="store_true", help="the board holds the standard set-up")
+
+
 def _known_counts(args: argparse.Namespace) -> list[int] | None:
     if getattr(args, "standard", False):
         return [4] * 8 + [0] * 16 + [4] * 8
     text = getattr(args, "known_board", None)
     if not text:
         return None
-    rows = text.strip().split("/")
+    # The board as `read` and the rules notation write it (commas); dashes, as this option once
+    # wanted, still do; a whole position ("... S 0 0:0") gives its board.
+    rows = text.strip().split()[0].split("/") if text.strip() else []
     try:
-        counts = [int(v) for row in rows for v in row.split("-")]
+        counts = [int(v) for row in rows for v in row.replace("-", ",").split(",")]
     except ValueError as exc:
-        raise ValueError(f"--known-board must be R4/R3/R2/R1 of counts like 4-4-4-4-4-4-4-4/...: {text!r}") from exc
+        raise ValueError(f"--known-board must be R4/R3/R2/R1 of counts like 4,4,4,4,4,4,4,4/0,...: {text!r}") from exc
     if len(rows) != 4 or len(counts) != 32:
         raise ValueError(f"--known-board needs 4 ranks of 8 counts, got {text!r}")
     return counts

@@ -123,6 +123,36 @@ def test_calibrate_corners_then_read_with_it(images: dict[str, Path], tmp_path: 
     assert main(["read", str(images["board"]), "--calibration", str(cal)]) == 2
 
 
+@pytest.mark.parametrize("style", ["commas", "dashes", "position"])
+def test_calibrate_takes_the_known_board_as_read_prints_it(style: str, images: dict[str, Path], tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    # `read` prints the board with commas (the rules notation); the option once took only dashes.
+    counts = json.loads((images["folder"] / "board.json").read_text())["counts"]
+    sep = "-" if style == "dashes" else ","
+    text = "/".join(sep.join(str(c) for c in counts[r * 8 : r * 8 + 8]) for r in range(4))
+    if style == "position":
+        text += " S 0 0:0"
+    corners = ",".join(f"{v:g}" for v in CORNERS.ravel())
+    out = tmp_path / "rig.json"
+    assert main(["calibrate", "corners", str(images["board"]), "--corners", corners, "--known-board", text,
+                 "--out", str(out)]) == 0
+    check = json.loads(capsys.readouterr().out)["known_position_check"]
+    assert check is not None and check["base_exact"] >= 0.9  # the counts were taken as the board's
+
+
+def test_calibrate_refuses_a_known_board_it_cannot_read_or_two_of_them(images: dict[str, Path], tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "rig.json"
+    corners = ",".join(f"{v:g}" for v in CORNERS.ravel())
+    base = ["calibrate", "corners", str(images["board"]), "--corners", corners, "--out", str(out)]
+    assert main([*base, "--known-board", "1,2"]) == 2
+    assert "4 ranks of 8 counts" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        main([*base, "--standard", "--known-board", "4,4,4,4,4,4,4,4/0,0,0,0,0,0,0,0/0,0,0,0,0,0,0,0/4,4,4,4,4,4,4,4"])
+    assert exit_.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_marker_sheet_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     sheet = tmp_path / "markers.png"
     assert main(["calibrate", "markers", "--sheet", str(sheet)]) == 0
