@@ -379,16 +379,15 @@ def _known_counts(args: argparse.Namespace) -> list[int] | None:
     text = getattr(args, "known_board", None)
     if not text:
         return None
+    from omweso_cam.rules import NotationError, parse_board
+
     # The board as `read` and the rules notation write it (commas); dashes, as this option once
     # wanted, still do; a whole position ("... S 0 0:0") gives its board.
-    rows = text.strip().split()[0].split("/") if text.strip() else []
+    words = text.split()
     try:
-        counts = [int(v) for row in rows for v in row.replace("-", ",").split(",")]
-    except ValueError as exc:
-        raise ValueError(f"--known-board must be R4/R3/R2/R1 of counts like 4,4,4,4,4,4,4,4/0,...: {text!r}") from exc
-    if len(rows) != 4 or len(counts) != 32:
-        raise ValueError(f"--known-board needs 4 ranks of 8 counts, got {text!r}")
-    return counts
+        return list(parse_board(words[0].replace("-", ",") if words else "", context=repr(text)))
+    except NotationError as exc:
+        raise ValueError(f"--known-board needs 4 ranks of 8 counts, like 4,4,4,4,4,4,4,4/0,...: {exc}") from exc
 
 
 def cmd_calibrate_intrinsics(args: argparse.Namespace) -> int:

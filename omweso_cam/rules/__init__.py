@@ -40,6 +40,7 @@ from omweso_cam.rules.notation import (
     circuit_index,
     mirror_square,
     owner,
+    parse_board,
     square_index,
     square_name,
 )
@@ -80,6 +81,7 @@ __all__ = [
     "legal_moves",
     "mirror_square",
     "owner",
+    "parse_board",
     "setup_problems",
     "sowing_states",
     "sowing_states_all",

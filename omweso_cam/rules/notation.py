@@ -82,6 +82,28 @@ def square_name(index: int) -> str:
     return f"{FILES[index % 8]}{4 - index // 8}"
 
 
+def parse_board(text: str, *, context: str | None = None) -> tuple[int, ...]:
+    """The 32 counts (image order) of ``R4/R3/R2/R1`` text as :func:`board_notation` writes it.
+
+    Any counts are accepted, not only a valid position's. Raises NotationError, its message
+    led by ``context`` (default: "bad board 'TEXT'").
+    """
+    where = context or f"bad board {text!r}"
+    ranks = text.split("/")
+    if len(ranks) != 4:
+        raise NotationError(f"{where}: expected 4 ranks separated by '/', got {len(ranks)}")
+    board: list[int] = []
+    for number, rank in zip((4, 3, 2, 1), ranks, strict=True):
+        cells = rank.split(",")
+        if len(cells) != 8:
+            raise NotationError(f"{where}: rank {number} has {len(cells)} pits, expected 8")
+        for cell in cells:
+            if not re.fullmatch(r"\d+", cell):
+                raise NotationError(f"{where}: {cell!r} in rank {number} is not a count >= 0")
+            board.append(int(cell))
+    return tuple(board)
+
+
 def board_notation(board: Sequence[int]) -> str:
     """The ``R4/R3/R2/R1`` text of 32 counts in image order (the board part of a position).
 
@@ -187,22 +209,7 @@ class Position:
             raise NotationError(
                 f"bad position {text!r}: expected 'R4/R3/R2/R1 SIDE' or 'R4/R3/R2/R1 SIDE PLY S:N'"
             )
-        ranks = parts[0].split("/")
-        if len(ranks) != 4:
-            raise NotationError(f"bad position {text!r}: expected 4 ranks separated by '/', got {len(ranks)}")
-        board: list[int] = []
-        for number, rank in zip((4, 3, 2, 1), ranks, strict=True):
-            cells = rank.split(",")
-            if len(cells) != 8:
-                raise NotationError(
-                    f"bad position {text!r}: rank {number} has {len(cells)} pits, expected 8"
-                )
-            for cell in cells:
-                if not re.fullmatch(r"\d+", cell):
-                    raise NotationError(
-                        f"bad position {text!r}: {cell!r} in rank {number} is not a count >= 0"
-                    )
-                board.append(int(cell))
+        board = parse_board(parts[0], context=f"bad position {text!r}")
         try:
             side = Side.parse(parts[1])
         except NotationError as exc:
