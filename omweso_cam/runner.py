@@ -459,6 +459,11 @@ class LiveSession:
         self._thread = threading.Thread(target=self._run, name="omweso-live", daemon=True)
         self._thread.start()
 
+    @property
+    def rate_note(self) -> str | None:
+        """What to tell the user about the source's frame rate, once started (a guessed folder rate)."""
+        return None if self._source is None else self._source.rate_note
+
     def stop(self) -> None:
         """Stop the loop and release the source (the database stays open for reading)."""
         self._stop.set()

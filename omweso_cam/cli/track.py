@@ -75,9 +75,8 @@ def cmd_track(args: argparse.Namespace) -> int:
     except (ValueError, SourceError, OSError) as exc:
         print(f"omweso-cam track: {exc}", file=sys.stderr)
         return 2
-    if source.fps_assumed:
-        print(f"omweso-cam track: {args.source}: frames taken as {source.fps:g} a second (give --fps: the "
-              "frames a move must agree for and the timing rules are counted in seconds)", file=sys.stderr)
+    if source.rate_note:
+        print(f"omweso-cam track: {source.rate_note}", file=sys.stderr)
     config = RunnerConfig().for_fps(source.fps)
     processor = make_processor(calibration, config=config, fps=source.fps)
     with tqdm(total=source.len_hint, unit="frame", disable=args.no_progress, file=sys.stderr) as bar:

@@ -38,6 +38,9 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--rules", default="seed", help="rules preset for new matches (seed | traditional)")
     serve.add_argument("--calibration", metavar="FILE",
                        help="calibration JSON (from `omweso-cam calibrate` or the dashboard's calibration page)")
+    serve.add_argument("--fps", type=positive_number,
+                       help="frame rate of a frame folder (default: the fps of its truth.json, as `omweso-cam "
+                            "render` writes it, else 10); a camera, video or stream gives its own")
     serve.add_argument("--db", default=DEFAULT_DB, metavar="PATH",
                        help=f"SQLite file of match records (default {DEFAULT_DB})")
     _add_server_options(serve, default_port=8000)
@@ -70,7 +73,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     try:
         session = LiveSession(args.source, repository=MatchRepository(args.db), rules=args.rules,
-                              calibration=args.calibration, realtime=True)
+                              calibration=args.calibration, realtime=True, fps=args.fps)
         return _serve(session, args)
     except (ValueError, OSError) as error:
         print(f"omweso-cam serve: {error}", file=sys.stderr)

@@ -127,6 +127,14 @@ class FrameSource:
     #: Whether ``fps`` is a guess (a frame folder that says nothing of its rate).
     fps_assumed: bool = False
 
+    @property
+    def rate_note(self) -> str | None:
+        """What to tell the user when ``fps`` is a guess (None when it is not)."""
+        if not self.fps_assumed or self.fps is None:
+            return None
+        return (f"{self.name}: frames taken as {self.fps:g} a second (give --fps: the frames a move must agree "
+                "for and the timing rules are counted in seconds)")
+
     def __iter__(self) -> Iterator[Frame]:
         raise NotImplementedError
 

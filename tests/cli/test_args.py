@@ -15,6 +15,7 @@ from omweso_cam.cli import build_parser
         *[(["demo", f"--speed={speed}"], "--speed: must be a positive number") for speed in ("0", "-1", "nan", "inf")],
         *[(["demo", f"--exit-after={s}"], "--exit-after: must be a number of seconds") for s in ("-5", "nan", "inf")],
         *[(["serve", "--source", "0", f"--port={p}"], "--port: must be a TCP port") for p in ("-1", "65536", "99999", "http")],
+        *[(["serve", "--source", "frames", f"--fps={fps}"], "--fps: must be a positive number") for fps in ("0", "nan")],
         (["render", "sequence", "--plies=-1"], "--plies: must be a whole number, 0 or more"),
         (["render", "speed", "--count=0"], "--count: must be a whole number, 1 or more"),
         *[(["evaluate", "dir", f"--limit={n}"], "--limit: must be a whole number, 0 or more") for n in ("-1", "two")],

@@ -50,6 +50,26 @@ def test_serve_prints_the_referee_url_and_exits(frames: Path, tmp_path: Path,
     assert out.rstrip().endswith("omweso-cam dashboard stopped.")
 
 
+def test_serve_says_when_it_guesses_a_folders_frame_rate(frames: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["serve", "--source", str(frames), "--port", "0", "--exit-after", "0.5", "--db", str(tmp_path / "m.db"),
+            "--threads", "32"]
+    assert main(args) == 0
+    assert "frames taken as 10 a second (give --fps" in capsys.readouterr().out
+    assert main([*args, "--fps", "4"]) == 0
+    assert "give --fps" not in capsys.readouterr().out
+
+
+def test_serve_reads_a_folder_at_the_rate_given(frames: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from omweso_cam.runner import LiveSession
+
+    rates = []
+    monkeypatch.setattr(LiveSession, "_run", lambda self: rates.append(self._source.fps))
+    assert main(["serve", "--source", str(frames), "--fps", "2.5", "--port", "0", "--exit-after", "0.2",
+                 "--db", str(tmp_path / "m.db"), "--threads", "32"]) == 0
+    assert rates == [2.5]
+
+
 @contextlib.contextmanager
 def running(*args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """`python -m omweso_cam ARGS` until it prints its referee URL: (process, base URL); killed if left running."""
