@@ -21,7 +21,7 @@ from omweso_cam.reconcile.simulate import (
 from omweso_cam.rules import Position, RuleSet, apply_move, square_index
 from omweso_cam.runner import LiveSession, RunnerConfig, live_reader, make_processor, track_source
 from omweso_cam.vision.frames import CORRUPT, DISCONNECTED, FRAME, RECONNECTED, Frame, FrameSource
-from tests.test_tracker import FREE, FREE_GAME, far, moved
+from tests.reconcile.test_tracker import FREE, FREE_GAME, far, moved
 
 SEED = RuleSet.preset("seed")
 START = Position.standard()
@@ -468,7 +468,7 @@ def test_game_end_is_recorded_and_the_next_game_starts(tmp_path: Path) -> None:
 
 
 def test_taking_back_the_move_that_ended_a_game_reopens_it_in_the_store(tmp_path: Path) -> None:
-    from tests.test_tracker import _ending_game
+    from tests.reconcile.test_tracker import _ending_game
 
     moves, result = _ending_game(2)
     assert result.winner is not None
