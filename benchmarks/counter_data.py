@@ -9,7 +9,9 @@ Training data for the seed-count network (``benchmarks/train_counter.py``). Each
 board is rendered (default style unless ``--style``), rectified from its true
 corners, the true pit centres carried into it, and every pit cut straight from the camera image (:func:`omweso_cam.vision.count.pit_crops_from_image`)
 with a margin (``MARGIN``) so the trainer can jitter centre and scale (standing in
-for the reader's grid error). Pits a hand hides are dropped. ``--counts LO HI`` puts
+for the reader's grid error). Pits a hand hides are dropped. Beside each crop its seeds' centres
+as the camera sees them, in the stored crop's pixels (``points``, NaN-padded; what a network
+that marks seed centres learns from). ``--counts LO HI`` puts
 LO..HI seeds in every pit (``--heaps`` is ``--counts 5 16``); ``--dark`` draws dark seeds
 on dark wood (:func:`omweso_cam.vision.synth.scene.dark_colours`); ``--glossy-bowls`` varnishes
 every board so its bowls mirror the light (``Scene.bowl_gloss``; the path-traced boards of
@@ -38,6 +40,8 @@ import numpy as np
 #: Stored crops cover this many times the canonical crop (room for jitter).
 MARGIN = 4 / 3
 STORED_PX = 64
+#: Seed centres kept per crop (``points``; a pit of more seeds keeps none: NaN).
+MAX_POINTS = 32
 
 
 #: What ``--heaps`` stands for: every pit 5..16 (rare in games, hardest to count).
@@ -80,14 +84,26 @@ class Job(NamedTuple):
     frame: tuple[int, int] | None  # camera frame (W, H)
 
 
-def _one_board(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def _crop_points(points_px: np.ndarray, board_from_image: np.ndarray, centre: np.ndarray, half: float) -> np.ndarray:
+    """Camera-image points (K, 2) -> pixel coordinates in a stored crop (the inverse of the crop
+    maps of :func:`omweso_cam.vision.count.pit_crops_from_image`; pixel centres at whole numbers)."""
+    import cv2
+
+    if not len(points_px):
+        return np.zeros((0, 2))
+    board = cv2.perspectiveTransform(points_px.reshape(-1, 1, 2), board_from_image).reshape(-1, 2)
+    return (board - centre + half + 0.5) * (STORED_PX / (2 * half)) - 0.5
+
+
+def _one_board(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     import cv2
 
     from omweso_cam.vision.count import CountConfig, pit_crops_from_image
     from omweso_cam.vision.grid import PitGrid
     from omweso_cam.vision.pipeline import ReaderConfig, prepare_image
     from omweso_cam.vision.rectify import rectify
-    from omweso_cam.vision.synth import Scene, render_board
+    from omweso_cam.vision.synth import Scene
+    from omweso_cam.vision.synth.render import BoardRenderer
     from omweso_cam.vision.synth.scene import dark_colours
 
     seed, style, count_range, tilt, dark, glossy, seed_sizes, frame = job
@@ -110,7 +126,8 @@ def _one_board(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     if seed_sizes is not None:
         share = float(np.random.default_rng([seed, 5]).uniform(*seed_sizes))
         scene = scene.with_(seed_length_mm=share * scene.pit_diameter_mm)
-    image, truth = render_board(counts, scene=scene, rng=rng)
+    renderer = BoardRenderer(scene)  # what render_board does, keeping the seed layout and camera
+    image, truth = renderer.render(counts, rng, keep_layout=False)
     if truth.corners_px is None or truth.pit_centers_px is None:
         return None
     if rnd.random() < 0.5:  # the reader mostly sees compressed frames
@@ -134,8 +151,17 @@ def _one_board(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     keep = np.ones(32, bool)
     if truth.pit_occlusion is not None:
         keep &= np.asarray(truth.pit_occlusion) < 0.02
+    # Every seed's centre as the camera sees it, in its crop's pixels (NaN past a pit's count).
+    assert renderer.layout is not None
+    points = np.full((32, MAX_POINTS, 2), np.nan, np.float32)
+    half = stored.crop_of_radius * radius
+    for i, pit in enumerate(renderer.layout):
+        assert len(pit) == counts[i]
+        if pit and len(pit) <= MAX_POINTS:
+            seen = renderer.camera.project(np.array([[s.x, s.y, s.z] for s in pit])) * scale
+            points[i, : len(pit)] = _crop_points(seen, board.board_from_image, centres[i], half)
     board_id = np.full(int(keep.sum()), seed, np.int64)
-    return crops[keep], np.asarray(counts, np.int16)[keep], board_id
+    return crops[keep], np.asarray(counts, np.int16)[keep], board_id, points[keep]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -174,16 +200,18 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--frame must be at least 64 pixels each way")
     jobs = [Job(args.seed + k, args.style, count_range, tilt, args.dark, args.glossy_bowls, seed_sizes, frame)
             for k in range(args.boards)]
-    crops, counts, boards = [], [], []
+    crops, counts, boards, points = [], [], [], []
     with ProcessPoolExecutor(args.workers) as pool:
         for result in tqdm(pool.map(_one_board, jobs, chunksize=4), total=len(jobs), desc="boards"):
             if result is not None:
                 crops.append(result[0])
                 counts.append(result[1])
                 boards.append(result[2])
+                points.append(result[3])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     c = np.concatenate(counts)
-    np.savez_compressed(args.out, crops=np.concatenate(crops), counts=c, boards=np.concatenate(boards))
+    np.savez_compressed(args.out, crops=np.concatenate(crops), counts=c, boards=np.concatenate(boards),
+                        points=np.concatenate(points))
     print(f"{len(c)} pits from {len(crops)} boards -> {args.out}; counts histogram:",
           np.bincount(c, minlength=13)[:31].tolist())
     return 0

@@ -53,11 +53,14 @@ def canonical(crops64: np.ndarray, size: int) -> np.ndarray:
     return np.stack([cv2.warpAffine(c, m, (size, size), flags=cv2.INTER_AREA) for c in crops64])
 
 
-def augment(crops64: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
-    """Randomly transformed canonical crops (N, size, size, 3) uint8."""
+def augment(crops64: np.ndarray, size: int, rng: np.random.Generator,
+            points: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """Randomly transformed canonical crops (N, size, size, 3) uint8, and the seed centres
+    ``points`` (N, K, 2) of the stored crops moved with them (None if not given)."""
     s = crops64.shape[1]
     inner = s / STORED_MARGIN
     out = np.empty((len(crops64), size, size, 3), np.uint8)
+    moved = None if points is None else np.array(points, np.float64)
     for i, crop in enumerate(crops64):
         angle = rng.uniform(0, 360)
         zoom = (size / inner) * rng.uniform(0.9, 1.1)
@@ -65,8 +68,13 @@ def augment(crops64: np.ndarray, size: int, rng: np.random.Generator) -> np.ndar
         m = cv2.getRotationMatrix2D((s / 2 + shift[0], s / 2 + shift[1]), angle, zoom)
         m[:, 2] += size / 2 - (s / 2 + shift)
         img = cv2.warpAffine(crop, m, (size, size), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
-        if rng.random() < 0.5:
+        mirror = rng.random() < 0.5
+        if mirror:
             img = img[:, ::-1]
+        if moved is not None:
+            moved[i] = moved[i] @ m[:, :2].T + m[:, 2]
+            if mirror:
+                moved[i, :, 0] = size - 1 - moved[i, :, 0]
         f = img.astype(np.float32)
         if rng.random() < 0.35:  # resolution loss (a farther camera)
             k = rng.uniform(0.35, 0.8)
@@ -85,7 +93,30 @@ def augment(crops64: np.ndarray, size: int, rng: np.random.Generator) -> np.ndar
             f = 255.0 * (f / 255.0) ** rng.uniform(0.7, 1.4)
         f += rng.normal(0, rng.uniform(0, 6), f.shape)
         out[i] = np.clip(f, 0, 255).astype(np.uint8)
-    return out
+    return out, moved
+
+
+#: The seed map (``--seed-map-weight``): one cell per 4x4 input pixels (the trunk's 12 px stage),
+#: every seed a Gaussian of this many cells that sums to one.
+MAP_STRIDE = 4
+MAP_SIGMA = 0.6
+
+
+def seed_maps(points: np.ndarray, size: int) -> np.ndarray:
+    """Target seed maps (N, 1, C, C) float32 from seed centres (N, K, 2) in input pixels (NaN: none).
+
+    Each seed adds a Gaussian bump of total weight one at its centre, so a map sums to the
+    seeds whose centres lie in the crop (a seed past its edge adds what of it falls inside)."""
+    cells = size // MAP_STRIDE
+    centre = (np.arange(cells) + 0.5) * MAP_STRIDE - 0.5  # input pixel at each cell's centre
+    pts = (np.asarray(points, np.float64) - centre[0]) / MAP_STRIDE  # in cells
+    valid = np.isfinite(pts).all(axis=2)
+    pts = np.where(valid[..., None], pts, -1e3)
+    k = np.arange(cells, dtype=np.float64)
+    gx = np.exp(-0.5 * ((k[None, None, :] - pts[..., 0:1]) / MAP_SIGMA) ** 2)  # (N, K, C)
+    gy = np.exp(-0.5 * ((k[None, None, :] - pts[..., 1:2]) / MAP_SIGMA) ** 2)
+    maps = np.einsum("nky,nkx->nyx", gy, gx) / (2 * math.pi * MAP_SIGMA**2)
+    return maps[:, None].astype(np.float32)
 
 
 def soft_targets(counts: np.ndarray) -> np.ndarray:
@@ -203,6 +234,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="fine-tune the network shipped in FOLDER (seed_counter.onnx + seed_model_default.json; "
                              "batch normalisation stays folded)")
     parser.add_argument("--lr", type=float, default=3e-3)
+    parser.add_argument("--seed-map-weight", type=float, default=0.0, metavar="W",
+                        help="also train a map of seed centres from the trunk's 12 px stage (a second head, not "
+                             "exported; needs --train sets with `points`, counter_data.py), its squared error "
+                             "weighted W beside the count loss")
     parser.add_argument("--out", type=Path, required=True, help="folder for seed_counter.onnx/.json")
     args = parser.parse_args(argv)
     import torch
@@ -232,13 +267,24 @@ def main(argv: list[str] | None = None) -> int:
 
     trunk, head = build(torch, args.width, arch=args.arch, fused=args.from_shipped is not None)
     model = torch.nn.Sequential(trunk, head)
+    points = seed_map = None
+    if args.seed_map_weight > 0:
+        if any("points" not in part for part in parts):
+            parser.error("--seed-map-weight needs --train sets with seed centres (`points`: benchmarks/counter_data.py)")
+        points = np.concatenate([part["points"] for part in parts])
+        # The seed map reads the trunk where its pools leave 12 px: before the second max pool.
+        split = [i for i, m in enumerate(trunk) if isinstance(m, torch.nn.MaxPool2d)][1]
+        channels = [m for m in trunk[:split] if isinstance(m, torch.nn.Conv2d)][-1].out_channels
+        seed_map = torch.nn.Sequential(torch.nn.Conv2d(channels, 32, 3, 1, 1), torch.nn.ReLU(),
+                                       torch.nn.Conv2d(32, 1, 1))
     if args.from_shipped:
         load_shipped(torch, trunk, head, args.from_shipped / "seed_counter.onnx",
                      args.from_shipped / "seed_model_default.json")
     if args.init:
         model.load_state_dict(torch.load(args.init))
     steps_per_epoch = len(y) // args.batch
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
+    learned = list(model.parameters()) + ([] if seed_map is None else list(seed_map.parameters()))
+    opt = torch.optim.AdamW(learned, lr=args.lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=args.epochs * steps_per_epoch)
 
     def predict(x: np.ndarray) -> np.ndarray:
@@ -247,8 +293,21 @@ def main(argv: list[str] | None = None) -> int:
             out = [torch.softmax(model(torch.from_numpy(x[i : i + 512])), 1).numpy() for i in range(0, len(x), 512)]
         return np.concatenate(out)
 
+    def map_counts(x: np.ndarray) -> np.ndarray:
+        """The seed map's own count of every crop: its sum, rounded (a diagnostic; not exported)."""
+        assert seed_map is not None
+        with torch.no_grad():
+            out = [seed_map(trunk[:split](torch.from_numpy(x[i : i + 512]))).sum((1, 2, 3)).numpy()
+                   for i in range(0, len(x), 512)]
+        return np.rint(np.concatenate(out)).astype(np.int64)
+
     def report(title: str) -> None:
         scores = {name: evaluate(predict(x), yy) for name, (x, yy) in sets.items()}
+        if seed_map is not None:
+            for name, (x, yy) in sets.items():
+                read, heaps = map_counts(x), (yy >= 7) & (yy <= 12)
+                scores[name]["map exact 0-6"] = float((read[yy <= 6] == yy[yy <= 6]).mean())
+                scores[name]["map exact 7-12"] = float((read[heaps] == yy[heaps]).mean()) if heaps.any() else math.nan
         print(title + " " + " | ".join(f"{n}: " + ", ".join(f"{k} {v:.3f}" for k, v in r.items())
                                        for n, r in scores.items()), flush=True)
 
@@ -256,19 +315,32 @@ def main(argv: list[str] | None = None) -> int:
         report("before training")
     for epoch in range(args.epochs):
         model.train()
+        if seed_map is not None:
+            seed_map.train()
         t0 = time.time()
-        total = 0.0
+        total = total_map = 0.0
         for _ in range(steps_per_epoch):
             idx = rng.choice(len(y), args.batch, p=weight)
-            xb = torch.from_numpy(network_input(augment(x_raw[idx], size, rng), config=config))
+            crops, moved = augment(x_raw[idx], size, rng, None if points is None else points[idx])
+            xb = torch.from_numpy(network_input(crops, config=config))
             tb = torch.from_numpy(soft_targets(y[idx]))
-            loss = -(tb * torch.log_softmax(model(xb), 1)).sum(1).mean()
+            if seed_map is None:
+                loss = -(tb * torch.log_softmax(model(xb), 1)).sum(1).mean()
+            else:
+                assert moved is not None
+                features = trunk[:split](xb)
+                loss = -(tb * torch.log_softmax(head(trunk[split:](features)), 1)).sum(1).mean()
+                miss = (seed_map(features) - torch.from_numpy(seed_maps(moved, size))) ** 2
+                map_loss = miss.sum((1, 2, 3)).mean()
+                loss = loss + args.seed_map_weight * map_loss
+                total_map += float(map_loss.detach())
             opt.zero_grad()
             loss.backward()
             opt.step()
             sched.step()
             total += float(loss.detach())
-        report(f"epoch {epoch + 1}/{args.epochs} loss {total / steps_per_epoch:.3f} ({time.time() - t0:.0f} s)")
+        maps = "" if seed_map is None else f" (seed map {total_map / steps_per_epoch:.3f})"
+        report(f"epoch {epoch + 1}/{args.epochs} loss {total / steps_per_epoch:.3f}{maps} ({time.time() - t0:.0f} s)")
 
     # Temperature of the softmax, chosen on the validation sets (never the unseen style).
     model.eval()
