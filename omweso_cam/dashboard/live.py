@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, render_template
+from flask import Blueprint, Response, redirect, render_template, url_for
+from werkzeug.wrappers import Response as BaseResponse
 
 from omweso_cam.dashboard import validate
 from omweso_cam.dashboard.actions import run_action
@@ -14,6 +15,12 @@ bp = Blueprint("live", __name__)
 @bp.get("/")
 def page() -> str:
     return render_template("live.html", page="live")
+
+
+@bp.get("/favicon.ico")
+def favicon() -> BaseResponse:
+    """Browsers ask for /favicon.ico where a page names no icon (an API answer, an image)."""
+    return redirect(url_for("static", filename="favicon.svg"), 301)
 
 
 @bp.post("/api/alarm/board-restored")

@@ -212,6 +212,26 @@ def test_pages_fit_a_phone_held_upright(browser: Any, live_server: str, session:
         context.close()
 
 
+@pytest.mark.parametrize("path", ["/", "/setup", "/records", "/calibration", "/overlay"])
+def test_every_page_loads_without_a_failed_request(browser: Any, live_server: str, path: str) -> None:
+    # The other tests let 403/404 answers pass (some provoke them); a page's own load may have none,
+    # the icon the browser asks for by itself included.
+    context = browser.new_context()
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    failed: list[str] = []
+    page.on("response", lambda response: failed.append(f"{response.status} {response.url}")
+            if response.status >= 400 else None)
+    # The icon's request is the browser's own: only the console tells of its failure.
+    page.on("console", lambda msg: failed.append(msg.text) if msg.type == "error" else None)
+    try:
+        page.goto(f"{live_server}{path}?token={REFEREE_TOKEN}", wait_until="load")
+        page.wait_for_timeout(1500)  # the page's first fetches and the browser's icon request
+    finally:
+        context.close()
+    assert not failed, failed
+
+
 def test_viewer_without_token_cannot_act(page: Any, live_server: str, session: FakeSession) -> None:
     session.raise_alarm()
     page.goto(f"{live_server}/", wait_until="domcontentloaded")

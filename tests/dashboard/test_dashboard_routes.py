@@ -66,6 +66,13 @@ def test_static_files_are_served(client: FlaskClient) -> None:
         response.close()
 
 
+def test_the_icon_is_found_where_browsers_look_for_it(client: FlaskClient) -> None:
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301 and response.headers["Location"].endswith("/static/favicon.svg")
+    for page in ("/", "/setup", "/records", "/calibration", "/overlay"):
+        assert 'rel="icon"' in client.get(page).get_data(as_text=True), page
+
+
 def test_the_board_stylesheet_is_shared_by_the_pages_and_the_overlay(client: FlaskClient) -> None:
     board_link = "/static/css/board.css"
     for page in ("/", "/setup", "/records", "/overlay"):
