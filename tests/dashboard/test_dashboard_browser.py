@@ -363,6 +363,22 @@ def test_setup_page_starts_a_match_and_confirms_the_setup(page: Any, live_server
     assert session.calls[-1] == ("confirm_setup", expected)
 
 
+def test_setup_cannot_be_confirmed_while_a_game_is_under_way(page: Any, live_server: str,
+                                                              session: FakeSession) -> None:
+    # The server refuses a set-up once the first move is made; the page says so instead of
+    # offering a button that can only fail.
+    session.update(observed=[[0] * 8, [2] * 8, [5] * 8, [4] * 8])  # a board mid-game: 72 seeds South's
+    page.goto(f"{live_server}/setup?token={REFEREE_TOKEN}", wait_until="domcontentloaded")
+    wait_js(page, "document.getElementById('setup-phase').textContent === 'playing'")
+    assert page.is_disabled("#btn-confirm")
+    assert "under way" in page.text_content("#setup-closed") and page.is_visible("#setup-closed")
+    wait_js(page, "document.getElementById('setup-totals').textContent.startsWith('South 72')")
+    assert "bad" not in (page.get_attribute("#setup-totals", "class") or "")  # the board mid-game is no set-up
+    session.new_match(south="Kato", north="Nakato", rules="seed", options={}, mode="classical", first="S")
+    wait_js(page, "document.getElementById('setup-phase').textContent === 'setup'")
+    assert page.is_enabled("#btn-confirm") and page.is_hidden("#setup-closed")
+
+
 def test_records_replay_a_game(page: Any, live_server: str, repository: MatchRepository) -> None:
     rules = RuleSet.preset("seed")
     match_id = repository.create_match(south="Alice", north="Bongo")

@@ -9,6 +9,14 @@ const STANDARD = [
   [0, 0, 0, 0, 0, 0, 0, 0], [4, 4, 4, 4, 4, 4, 4, 4],
 ];
 
+// Phases in which there is no set-up to confirm (the server refuses one then), and why.
+const CLOSED = {
+  no_match: "Start a match first (New match).",
+  playing: "This game is under way: its set-up was confirmed. The next game's set-up is confirmed here when it ends.",
+  illegal: "This game is under way: its set-up was confirmed. The next game's set-up is confirmed here when it ends.",
+  match_over: "The match is over: start a new one (New match).",
+};
+
 function buildTable() {
   const table = document.getElementById("setup-table");
   const head = document.createElement("tr");
@@ -72,13 +80,20 @@ function updateTotals() {
   const south = sum(rows[2]) + sum(rows[3]);
   const totals = document.getElementById("setup-totals");
   totals.textContent = `South ${south} / 32 · North ${north} / 32`;
-  totals.classList.toggle("bad", north !== 32 || south !== 32);
+  // Mid-game the camera's board is no set-up: its totals are not wrong, only shown.
+  const closed = current && CLOSED[current.phase];
+  totals.classList.toggle("bad", !closed && (north !== 32 || south !== 32));
   drawBoard(document.getElementById("setup-board"), rows, { toMove: current ? current.side_to_move : null });
 }
 
 function render(state) {
   current = state;
   setText("setup-phase", state.phase.replaceAll("_", " "));
+  const closed = CLOSED[state.phase];
+  document.getElementById("btn-confirm").disabled = Boolean(closed);
+  const note = document.getElementById("setup-closed");
+  note.hidden = !closed;
+  note.textContent = closed || "";
   const setup = state.setup;
   const problems = document.getElementById("setup-problems");
   problems.replaceChildren(...((setup && setup.problems) || []).map((p) => {
