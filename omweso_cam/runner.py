@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 #: Camera states beyond the observation statuses.
 DISCONNECTED = "disconnected"
 ENDED = "ended"
+WAITING = "waiting"  # a recording held on its first frame until a match is started
 
 
 @dataclass(frozen=True)
@@ -492,6 +493,8 @@ class LiveSession:
                 count += 1
                 if count % self.config.state_every_frames == 0:
                     self._publish_state()
+                if self._source.recorded and frame.image is not None:
+                    self._hold_until_a_match()
         except Exception as exc:  # the loop must never die silently: record and show it
             with self._lock:
                 self.error = f"{type(exc).__name__}: {exc}"
@@ -499,6 +502,20 @@ class LiveSession:
         with self._lock:
             self.camera = ENDED
         self._publish_state()
+
+    def _hold_until_a_match(self) -> None:
+        """A recording (a video file, a frame folder) served before anyone started a match waits
+        on the frame it shows (for the Calibration page too): played on, its set-up and first
+        moves would pass unwatched. Its clock restarts when the match begins."""
+        if self.tracker is not None:
+            return
+        with self._lock:
+            self.camera, self.camera_detail = WAITING, "the recording waits here until a match is started (Set-up page)"
+        self._publish_state()
+        while self.tracker is None and not self._stop.wait(0.05):
+            pass
+        assert self._source is not None
+        self._source.restart_clock()
 
     def _handle_frame(self, frame: Frame) -> None:
         assert self._processor is not None

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -577,3 +578,43 @@ def test_the_live_reader_shows_the_counts_the_camera_sees() -> None:
     # in a hand, and the tracker weighs the likelihoods against boards of 64 itself.
     assert live_reader().config.board_seeds is None
     assert make_processor().reader.config == live_reader().config
+
+
+class RecordedScript(ScriptSource):
+    """The script as a recording (a video file or frame folder would be): it may be held."""
+
+    recorded = True
+
+
+def test_a_recording_served_before_a_match_waits_on_its_first_frame(tmp_path: Path) -> None:
+    # Played on, a film served before anyone started the match would pass its set-up and first
+    # moves unwatched (the match would take a mid-game board for its set-up).
+    script = script_game(START, MOVES, SEED)
+    source = RecordedScript([FRAME] * len(script))
+    session = LiveSession("film", repository=tmp_path / "db.sqlite", open_source=lambda *a, **k: source,
+                          processor=ScriptProcessor(script), config=FRAMES_AS_GIVEN)
+    session.start()
+    try:
+        deadline = time.monotonic() + 10
+        while session.state()["camera"] != "waiting" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.3)
+        state = session.state()
+        assert (state["camera"], state["frame"]) == ("waiting", 0)
+        assert "until a match is started" in state["camera_detail"]
+        session.new_match(south="Ann", north="Bo", rules="seed")
+        assert session.wait(10)
+        assert [p["move"] for p in session.state()["plies"]] == MOVES
+    finally:
+        session.stop()
+
+
+def test_a_camera_does_not_wait_for_a_match(tmp_path: Path) -> None:
+    script = script_game(START, MOVES, SEED)
+    session = session_for(script, tmp_path / "db.sqlite")  # ScriptSource: not a recording
+    session.start()
+    try:
+        assert session.wait(10)
+        assert session.state()["frame"] == len(script) - 1
+    finally:
+        session.stop()

@@ -126,6 +126,9 @@ class FrameSource:
     fps: float | None
     #: Whether ``fps`` is a guess (a frame folder that says nothing of its rate).
     fps_assumed: bool = False
+    #: A recording (a video file, a frame folder) rather than a camera or stream: it can wait.
+    recorded: bool = False
+    _pacer: _Pacer | None = None  # a recording's real-time pacing
 
     @property
     def rate_note(self) -> str | None:
@@ -137,6 +140,12 @@ class FrameSource:
 
     def __iter__(self) -> Iterator[Frame]:
         raise NotImplementedError
+
+    def restart_clock(self) -> None:
+        """After the consumer held the frames a while: pace the next frame as if it were the first
+        (a recording played in real time would otherwise rush to catch up)."""
+        if self._pacer is not None:
+            self._pacer.restart()
 
     def close(self) -> None:
         """Release the camera / file (idempotent)."""
@@ -157,6 +166,9 @@ class _Pacer:
             raise SourceError(f"speed must be > 0, got {speed}")
         self.enabled, self._clock, self._sleep, self._speed = enabled, clock, sleep, speed
         self._start: float | None = None
+
+    def restart(self) -> None:
+        self._start = None
 
     def wait_until(self, timestamp_s: float) -> None:
         if not self.enabled:
@@ -188,6 +200,7 @@ class FolderSource(FrameSource):
         if not folder.is_dir():
             raise SourceError(f"{folder} is not a folder")
         self.name = str(folder)
+        self.recorded = True
         fps = config.folder_fps if config.folder_fps is not None else _sidecar_fps(folder)
         if fps is None:
             fps, self.fps_assumed = DEFAULT_FOLDER_FPS, True
@@ -196,7 +209,7 @@ class FolderSource(FrameSource):
         self.fps = fps
         self._entries = sorted((p for p in folder.iterdir() if not p.is_dir()), key=_natural_key)
         self.len_hint = sum(p.suffix.lower() in IMAGE_SUFFIXES for p in self._entries)
-        self._pacer = _Pacer(config.realtime, clock, sleep, config.speed)
+        self._pacer: _Pacer = _Pacer(config.realtime, clock, sleep, config.speed)
         if self.len_hint == 0:
             raise SourceError(f"{folder} holds no images ({', '.join(IMAGE_SUFFIXES)})")
 
@@ -241,6 +254,7 @@ class VideoFileSource(FrameSource):
         if not path.is_file():
             raise SourceError(f"no such video file: {path}")
         self.name = str(path)
+        self.recorded = True
         self._config = config
         self._capture = open_capture(str(path))
         if not self._capture.isOpened():
@@ -249,7 +263,7 @@ class VideoFileSource(FrameSource):
         self.fps = fps if fps > 0 else None
         count = int(self._capture.get(7))  # cv2.CAP_PROP_FRAME_COUNT
         self.len_hint = count if count > 0 else None
-        self._pacer = _Pacer(config.realtime, clock, sleep, config.speed)
+        self._pacer: _Pacer = _Pacer(config.realtime, clock, sleep, config.speed)
         # A VideoCapture is not safe to release while another thread reads it (the dashboard's
         # frame thread reads, Ctrl-C closes from the main thread): reads and the release take turns.
         self._lock = threading.Lock()

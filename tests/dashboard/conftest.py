@@ -20,6 +20,7 @@ from flask.testing import FlaskClient
 from omweso_cam.dashboard import create_app
 from omweso_cam.events import EventBus
 from omweso_cam.store import MatchRepository
+from omweso_cam.vision.frames import FrameSource
 
 #: Two tiny valid JPEGs (64x48), different content, so tests can tell frames apart.
 TINY_JPEG = base64.b64decode("/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAA0JCgsKCA0LCgsODg0PEyAVExISEyccHhcgLikxMC4pLSwzOko+MzZGNywtQFdBRkxOUlNSMj5aYVpQYEpRUk//2wBDAQ4ODhMREyYVFSZPNS01T09PT09PT09PT09PT09PT09PT09PT09PT09PT09PT09PT09PT09PT09PT09PT09PT0//wAARCAAwAEADASIAAhEBAxEB/8QAHwAAAQUBAQEBAQEAAAAAAAAAAAECAwQFBgcICQoL/8QAtRAAAgEDAwIEAwUFBAQAAAF9AQIDAAQRBRIhMUEGE1FhByJxFDKBkaEII0KxwRVS0fAkM2JyggkKFhcYGRolJicoKSo0NTY3ODk6Q0RFRkdISUpTVFVWV1hZWmNkZWZnaGlqc3R1dnd4eXqDhIWGh4iJipKTlJWWl5iZmqKjpKWmp6ipqrKztLW2t7i5usLDxMXGx8jJytLT1NXW19jZ2uHi4+Tl5ufo6erx8vP09fb3+Pn6/8QAHwEAAwEBAQEBAQEBAQAAAAAAAAECAwQFBgcICQoL/8QAtREAAgECBAQDBAcFBAQAAQJ3AAECAxEEBSExBhJBUQdhcRMiMoEIFEKRobHBCSMzUvAVYnLRChYkNOEl8RcYGRomJygpKjU2Nzg5OkNERUZHSElKU1RVVldYWVpjZGVmZ2hpanN0dXZ3eHl6goOEhYaHiImKkpOUlZaXmJmaoqOkpaanqKmqsrO0tba3uLm6wsPExcbHyMnK0tPU1dbX2Nna4uPk5ebn6Onq8vP09fb3+Pn6/9oADAMBAAIRAxEAPwChFG80qRRjLuwVR6k1tf8ACK3/APz2tv8Avpv8KzNM/wCQpaf9d0/9CFWfEn/Iduf+A/8AoIrzla12d7veyLX/AAit/wD89rb/AL6b/Cj/AIRW/wD+e1t/303+FYVFF49gs+5u/wDCK3//AD2tv++m/wAKP+EVv/8Antbf99N/hWFRRePYLPubv/CK3/8Az2tv++m/wrIu7aSzupLeYDehwcHIPcGpNM/5Clp/13T/ANCFWfEn/Iduf+A/+gim7WugV72ZW0z/AJClp/13T/0IVZ8Sf8h25/4D/wCgiq2mf8hS0/67p/6EKs+JP+Q7c/8AAf8A0EUvsh9ozKKKKkoKKKKALWmf8hS0/wCu6f8AoQqz4k/5Dtz/AMB/9BFVtM/5Clp/13T/ANCFWfEn/Iduf+A/+giq+yT9oraZ/wAhS0/67p/6EKs+JP8AkO3P/Af/AEEVQglaC4jmQAtGwYA9Mg5rbk8QWk0hkl0eB3PVmYEn8dtNWtZg73uYFFbv9uWH/QDtv/Hf/iaP7csP+gHbf+O//E0rLuF32MKit3+3LD/oB23/AI7/APE0f25Yf9AO2/8AHf8A4miy7hd9jM0z/kKWn/XdP/QhVnxJ/wAh25/4D/6CKtrr1kjh00W3VlOQQVBB/wC+aytQu2vr2W5ZAhc/dHYAYH8qbslYSve5/9k=")
@@ -200,13 +201,16 @@ class FakeSession:
         self._raw = raw if raw is not None else jpeg
 
 
-class ScriptedSource:
+class ScriptedSource(FrameSource):
     """A frame source for the real LiveSession, fed by the test with boards (32 counts each).
 
     ``show(board)`` queues a few "hand" frames (an empty board tuple) and then the
-    board held still; frames carry a small grey image so the JPEG stream works.
+    board held still; frames carry a small grey image so the JPEG stream works. A camera,
+    not a recording: it never waits for a match.
     """
 
+    name = "scripted"
+    len_hint = None
     fps = 4.0
 
     def __init__(self) -> None:

@@ -95,6 +95,27 @@ def test_realtime_pacing_uses_the_injected_clock(tmp_path: Path) -> None:
     assert slept == [0.25, 0.25]
 
 
+def test_a_held_recording_restarts_its_clock_instead_of_rushing(tmp_path: Path) -> None:
+    for i in range(4):
+        cv2.imwrite(str(tmp_path / f"{i}.png"), _image(i))
+    now = [100.0]
+    slept: list[float] = []
+
+    def sleep(s: float) -> None:
+        slept.append(round(s, 6))
+        now[0] += s
+
+    source = open_source(tmp_path, config=SourceConfig(folder_fps=4.0, realtime=True),
+                         clock=lambda: now[0], sleep=sleep)
+    assert source.recorded
+    frames = iter(source)
+    next(frames)
+    now[0] += 30.0  # held on its first frame (the dashboard waited for a match)
+    source.restart_clock()
+    assert [frame.index for frame in frames] == [1, 2, 3]
+    assert slept == [0.25, 0.25]  # paced from where it resumed, not three frames at once
+
+
 def test_video_file_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "clip.avi"
     writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, (32, 24))
