@@ -32,6 +32,14 @@ def test_every_command_formats_its_help() -> None:
         assert parser.format_help().startswith("usage:"), parser.prog
 
 
+def test_every_argument_says_what_it_is_for() -> None:
+    unexplained = [f"{parser.prog} {'/'.join(action.option_strings) or action.dest}"
+                   for parser in _parsers(build_parser()) for action in parser._actions
+                   if not isinstance(action, (argparse._HelpAction, argparse._SubParsersAction, argparse._VersionAction))
+                   and not action.help]
+    assert not unexplained, unexplained
+
+
 @pytest.mark.parametrize("script", BENCHMARKS, ids=lambda path: path.stem)
 def test_benchmark_prints_its_help(script: Path) -> None:
     done = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True,

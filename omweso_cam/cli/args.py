@@ -1,4 +1,5 @@
-"""Argument types shared by the sub-commands: numbers argparse would take that mean nothing.
+"""Arguments shared by the sub-commands: the match database, and numbers argparse would take
+that mean nothing.
 
 ``float("nan")``, ``inf`` and negative rates parse as floats, and ``int`` takes port 99999
 (the socket layer then binds it modulo 65536); each type here refuses them with a usage
@@ -11,6 +12,15 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
+
+#: The match database of `serve` and `records` when none is given.
+DEFAULT_DB = "omweso-cam.sqlite3"
+
+
+def add_db_option(parser: argparse.ArgumentParser) -> None:
+    """``--db PATH``: the SQLite file of match records."""
+    parser.add_argument("--db", default=DEFAULT_DB, metavar="PATH",
+                        help=f"SQLite file of match records (default {DEFAULT_DB})")
 
 
 def _number(text: str) -> float:

@@ -39,8 +39,8 @@ def register(subparsers: Any) -> None:
 
     stills = sub.add_parser("stills", help="random stills (JPEG + JSON truth per image)")
     stills.add_argument("--out", type=Path, required=True, help="output folder")
-    stills.add_argument("--count", type=int, default=20, help="number of images (default 20)")
-    stills.add_argument("--seed", type=int, default=0)
+    stills.add_argument("--count", type=whole_number(1), default=20, help="number of images (default 20)")
+    stills.add_argument("--seed", type=int, default=0, help="random seed: the same seed renders the same images")
     stills.add_argument("--style", choices=STYLES, default="default",
                         help="'unseen': held-out seed colours, woods, tables and light; "
                         "'randomised': default scenes in random colours (training)")
@@ -49,7 +49,7 @@ def register(subparsers: Any) -> None:
 
     seq = sub.add_parser("sequence", help="film a random game: frames + truth.json")
     seq.add_argument("--out", type=Path, required=True, help="output folder")
-    seq.add_argument("--seed", type=int, default=0)
+    seq.add_argument("--seed", type=int, default=0, help="random seed: the same seed films the same game")
     seq.add_argument("--plies", type=whole_number(0), default=8, help="moves to play (default 8; fewer if the game ends)")
     seq.add_argument("--rules", default="seed", help="rules preset (seed | traditional)")
     seq.add_argument("--start", default=None, help="initial position (default: the standard set-up)")
@@ -61,20 +61,20 @@ def register(subparsers: Any) -> None:
                      help="plies with a mid-move pause (default: random)")
     seq.add_argument("--size", type=_size, default=(960, 540), help="frame size WxH (default 960x540)")
     seq.add_argument("--fps", type=positive_number, default=4.0, help="frames a second (default 4)")
-    seq.add_argument("--style", choices=STYLES, default="default")
+    seq.add_argument("--style", choices=STYLES, default="default", help="scene style, as for stills")
     seq.add_argument("--video", type=Path, default=None, help="also write the frames as an MP4 here")
     seq.set_defaults(func=_sequence)
 
     corpus = sub.add_parser("corpus", help="regenerate the sample corpus (sample_images/)")
-    corpus.add_argument("--out", type=Path, required=True)
-    corpus.add_argument("--seed", type=int, default=2026)
-    corpus.add_argument("--style", choices=STYLES, default="default")
+    corpus.add_argument("--out", type=Path, required=True, help="output folder")
+    corpus.add_argument("--seed", type=int, default=2026, help="random seed (default 2026: sample_images/ as shipped)")
+    corpus.add_argument("--style", choices=STYLES, default="default", help="scene style, as for stills")
     corpus.add_argument("--stills-only", action="store_true", help="skip the filmed games and the demo video")
     corpus.set_defaults(func=_corpus)
 
     speed = sub.add_parser("speed", help="measure render time per frame")
-    speed.add_argument("--count", type=whole_number(1), default=10)
-    speed.add_argument("--size", type=_size, default=(1280, 720))
+    speed.add_argument("--count", type=whole_number(1), default=10, help="frames to render (default 10)")
+    speed.add_argument("--size", type=_size, default=(1280, 720), help="frame size WxH (default 1280x720)")
     speed.set_defaults(func=_speed)
 
 

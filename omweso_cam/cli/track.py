@@ -10,11 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from omweso_cam.cli.args import positive_number
+from omweso_cam.cli.args import add_db_option, positive_number
 from omweso_cam.cli.rules import add_rules_arguments, rules_from_cli
-
-#: Default match database (shared with `omweso-cam serve`).
-DEFAULT_DB = "omweso-cam.sqlite3"
 
 
 def register(subparsers: Any) -> None:
@@ -34,17 +31,19 @@ def register(subparsers: Any) -> None:
     records = subparsers.add_parser("records", help="list, export and import recorded games")
     sub = records.add_subparsers(dest="action", metavar="ACTION")
     listing = sub.add_parser("list", help="matches and games in the database")
-    listing.add_argument("--db", default=DEFAULT_DB, metavar="PATH")
+    add_db_option(listing)
     listing.set_defaults(func=cmd_records_list)
     export = sub.add_parser("export", help="one game as text (RULES.md record) or JSON")
-    export.add_argument("game_id", type=int, metavar="GAME_ID")
-    export.add_argument("--db", default=DEFAULT_DB, metavar="PATH")
-    export.add_argument("--format", choices=("text", "json"), default="text")
+    export.add_argument("game_id", type=int, metavar="GAME_ID", help="the game's id, as `records list` shows it (#N)")
+    add_db_option(export)
+    export.add_argument("--format", choices=("text", "json"), default="text",
+                        help="text: the RULES.md record (tags, moves, positions); json: the same with the "
+                             "game's events (illegal sowings, corrections, referee decisions)")
     export.add_argument("--out", metavar="FILE", help="default: standard output")
     export.set_defaults(func=cmd_records_export)
     imp = sub.add_parser("import", help="check a game record with the rules and store it")
     imp.add_argument("file", metavar="FILE", help="record file (text or JSON; '-' for standard input)")
-    imp.add_argument("--db", default=DEFAULT_DB, metavar="PATH")
+    add_db_option(imp)
     imp.add_argument("--match", type=int, metavar="MATCH_ID", help="add the game to this match")
     imp.set_defaults(func=cmd_records_import)
     records.set_defaults(func=lambda args: (records.print_help(sys.stderr), 2)[1])

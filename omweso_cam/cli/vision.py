@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 def register(subparsers: Any) -> None:
     read = subparsers.add_parser("read", help="read the seed counts of board photos")
-    read.add_argument("images", nargs="+", metavar="IMAGE")
+    read.add_argument("images", nargs="+", metavar="IMAGE", help="board photos or frames (JPEG, PNG, ...)")
     read.add_argument("--corners", help="board corners x,y,x,y,x,y,x,y (TL,TR,BR,BL; South at the bottom)")
     read.add_argument("--calibration", help="calibration JSON (from `omweso-cam calibrate`)")
     read.add_argument("--seeds", help="seed model JSON (from `omweso-cam calibrate seeds`)")
@@ -35,9 +35,10 @@ def register(subparsers: Any) -> None:
     read.set_defaults(func=cmd_read)
 
     evaluate = subparsers.add_parser("evaluate", help="accuracy and timing over images with ground truth")
-    evaluate.add_argument("folder", metavar="DIR")
+    evaluate.add_argument("folder", metavar="DIR",
+                          help="images with a JSON truth beside each (as `omweso-cam render stills` writes them)")
     evaluate.add_argument("--out", default="evaluation.csv", help="per-image CSV (default evaluation.csv)")
-    evaluate.add_argument("--calibration")
+    evaluate.add_argument("--calibration", help="calibration JSON for every image (default: find each board)")
     evaluate.add_argument("--seeds", help="seed model JSON")
     evaluate.add_argument("--use-truth-corners", action="store_true",
                           help="give the reader the true corners (measures counting alone)")
@@ -48,30 +49,32 @@ def register(subparsers: Any) -> None:
     calibrate = subparsers.add_parser("calibrate", help="write a calibration or seed model JSON")
     sub = calibrate.add_subparsers(dest="what", metavar="WHAT")
     corners = sub.add_parser("corners", help="board quad from given corners or found automatically")
-    corners.add_argument("image", metavar="IMAGE")
+    corners.add_argument("image", metavar="IMAGE", help="a still of the board from the camera to calibrate")
     corners.add_argument("--corners", help="x,y,x,y,x,y,x,y (TL,TR,BR,BL); default: find the board")
     _add_known_board(corners)
     corners.add_argument("--seeds", help="embed this seed model JSON")
-    corners.add_argument("--out", required=True)
+    corners.add_argument("--out", required=True, help="calibration JSON to write")
     corners.set_defaults(func=cmd_calibrate_board, method="manual")
     markers = sub.add_parser("markers", help="board quad from the four printed ArUco markers, or print the sheet")
-    markers.add_argument("image", nargs="?", metavar="IMAGE")
+    markers.add_argument("image", nargs="?", metavar="IMAGE",
+                         help="a still of the board with the four markers at its corners")
     markers.add_argument("--sheet", metavar="PNG", help="write the printable marker sheet and stop")
     _add_known_board(markers)
-    markers.add_argument("--seeds")
-    markers.add_argument("--out")
+    markers.add_argument("--seeds", help="embed this seed model JSON")
+    markers.add_argument("--out", help="calibration JSON to write (needed with IMAGE)")
     markers.set_defaults(func=cmd_calibrate_board, method="markers", corners=None)
     intr = sub.add_parser("intrinsics", help="camera matrix and distortion from chessboard photos")
-    intr.add_argument("images", nargs="+", metavar="IMAGE")
+    intr.add_argument("images", nargs="+", metavar="IMAGE",
+                      help="photos of the printed chessboard, from the camera, in several poses")
     intr.add_argument("--pattern", default="9x6", help="inner corners COLSxROWS (default 9x6)")
     intr.add_argument("--square-mm", type=positive_number, default=25.0,
                       help="side of the printed squares in mm (default 25)")
     intr.add_argument("--calibration", help="add the intrinsics to this existing calibration file")
-    intr.add_argument("--out", required=True)
+    intr.add_argument("--out", required=True, help="calibration JSON to write")
     intr.set_defaults(func=cmd_calibrate_intrinsics)
     seeds = sub.add_parser("seeds", help="seed appearance from labelled single-pit crops")
     seeds.add_argument("--examples", required=True, help="CSV with columns path,count (paths relative to it)")
-    seeds.add_argument("--out", required=True)
+    seeds.add_argument("--out", required=True, help="seed model JSON to write")
     seeds.set_defaults(func=cmd_calibrate_seeds)
     calibrate.set_defaults(func=lambda args: (calibrate.print_help(sys.stderr), 2)[1])
 

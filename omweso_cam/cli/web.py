@@ -12,11 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from omweso_cam.cli.args import port, positive_number, seconds
+from omweso_cam.cli.args import add_db_option, port, positive_number, seconds
 
 #: Default waitress pool: every SSE or MJPEG viewer holds one thread while it watches.
 DEFAULT_THREADS = 256
-DEFAULT_DB = "omweso-cam.sqlite3"
 
 
 def _add_server_options(parser: argparse.ArgumentParser, *, default_port: int) -> None:
@@ -41,8 +40,7 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--fps", type=positive_number,
                        help="frame rate of a frame folder (default: the fps of its truth.json, as `omweso-cam "
                             "render` writes it, else 10); a camera, video or stream gives its own")
-    serve.add_argument("--db", default=DEFAULT_DB, metavar="PATH",
-                       help=f"SQLite file of match records (default {DEFAULT_DB})")
+    add_db_option(serve)
     _add_server_options(serve, default_port=8000)
     serve.set_defaults(func=cmd_serve)
 
