@@ -791,6 +791,15 @@ def _header_size(data: bytes) -> tuple[int, int] | None:
     return None
 
 
+#: Brands of an ISO media file's ``ftyp`` box that make it a HEIF/HEIC (or AVIF) still image:
+#: what phones save photos as by default, and OpenCV's wheels do not read.
+_HEIF_BRANDS = {b"heic", b"heix", b"hevc", b"hevx", b"heim", b"heis", b"mif1", b"msf1", b"avif", b"avis"}
+
+
+def _is_heif(data: bytes) -> bool:
+    return len(data) >= 12 and data[4:8] == b"ftyp" and data[8:12] in _HEIF_BRANDS
+
+
 def load_image(path: str) -> tuple[np.ndarray | None, str]:
     """(8-bit BGR image, problem): never raises for bad files; problem is "" when it loaded.
 
@@ -826,6 +835,9 @@ def load_image(path: str) -> tuple[np.ndarray | None, str]:
     except cv2.error as exc:
         return None, f"cannot decode image: {exc.err}"
     if image is None:
+        if _is_heif(data):
+            return None, ("a HEIC/HEIF photo, which OpenCV cannot decode: save it as JPEG (on an iPhone, "
+                          "Settings > Camera > Formats > Most Compatible takes JPEGs)")
         return None, "not a readable image (corrupt, truncated or unknown format)"
     image, problem = _as_8_bit(image)
     return (None, f"not a readable image ({problem})") if image is None else (image, "")

@@ -553,9 +553,11 @@ def test_load_image_reports_bad_files(tmp_path) -> None:  # type: ignore[no-unty
     header = bytearray(data.tobytes()[:33])
     header[16:24] = (100000).to_bytes(4, "big") + (100000).to_bytes(4, "big")
     (tmp_path / "bomb.png").write_bytes(bytes(header))
+    # An iPhone's default photo format (the start of an ISO media file whose brand is HEIC).
+    (tmp_path / "IMG_0001.HEIC").write_bytes(b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + bytes(64))
     for name, words in (("empty.png", "empty"), ("text.jpg", "not a readable image"),
                         ("truncated.png", "not a readable image"), ("bomb.png", "refused"),
-                        ("missing.png", "cannot read")):
+                        ("missing.png", "cannot read"), ("IMG_0001.HEIC", "HEIC/HEIF photo")):
         image, problem = load_image(str(tmp_path / name))
         assert image is None and words in problem, (name, problem)
 
