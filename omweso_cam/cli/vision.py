@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import sys
 import time
 from dataclasses import replace
@@ -257,7 +258,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     summary = summarise(rows)
     print(format_summary(summary))
     print(f"per-image results: {args.out}")
-    print("config: " + json.dumps(config.to_dict(), default=str))
+    # The summary and the reader's settings, for a machine or a later comparison (NaN: nothing to count).
+    settings = Path(args.out).with_name(Path(args.out).stem + ".summary.json")
+    settings.write_text(json.dumps({"summary": {k: (None if isinstance(v, float) and math.isnan(v) else v)
+                                                for k, v in summary.items()},
+                                    "config": config.to_dict()}, indent=1, default=str) + "\n", encoding="utf-8")
+    print(f"summary and reader settings: {settings}")
     return 0
 
 

@@ -97,7 +97,11 @@ def test_evaluate_writes_csv_and_summary(images: dict[str, Path], tmp_path: Path
     out = tmp_path / "eval.csv"
     assert main(["evaluate", str(images["folder"]), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "boards found 1/1" in printed and "no_board 1/1" in printed and "config:" in printed
+    assert "boards found 1/1" in printed and "no_board 1/1" in printed
+    assert "nan" not in printed  # nothing to count (no heaps here) reads n/a
+    settings = json.loads((tmp_path / "eval.summary.json").read_text())
+    assert settings["summary"]["boards_found"] == 1 and settings["summary"]["exact_7_12"] is None
+    assert settings["config"]["count"]["views"] >= 1
     rows = list(csv.DictReader(out.open()))
     assert {r["image"] for r in rows} == {"board.png", "table.png"}
     board = next(r for r in rows if r["image"] == "board.png")
