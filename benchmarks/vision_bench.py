@@ -563,8 +563,10 @@ def _speed(frames: int) -> dict[str, Any]:
 
 
 def _pct(v: float) -> str:
-    """A share as a percentage, "n/a" for none of none (NaN)."""
-    return "n/a" if v != v else f"{v:.1%}"
+    """A share as a percentage, "n/a" for none of none (NaN), as `omweso-cam evaluate` prints it."""
+    from omweso_cam.vision.evaluate import shown
+
+    return shown(v)
 
 
 def _row(name: str, s: dict[str, Any]) -> str:

@@ -144,12 +144,9 @@ def summarise(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _share(value: float) -> str:
-    """A share as a percentage; "n/a" where there was nothing to count (NaN)."""
-    return "n/a" if math.isnan(value) else f"{value:.1%}"
-
-
-def _number(value: float, spec: str) -> str:
+def shown(value: float, spec: str = ".1%") -> str:
+    """A summary's number as printed (a share as a percentage by default); "n/a" where there was
+    nothing to count (NaN)."""
     return "n/a" if math.isnan(value) else format(value, spec)
 
 
@@ -159,9 +156,9 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines = [
         f"images {s['images']}: boards found {s['boards_found']}/{s['boards']}, "
         f"corners within 1% of diagonal {s['corners_within_1pct']}/{s['boards_found']} "
-        f"(median {_number(s['corner_error_median'], '.4f')}, max {_number(s['corner_error_max'], '.4f')}), within 0.5% "
+        f"(median {shown(s['corner_error_median'], '.4f')}, max {shown(s['corner_error_max'], '.4f')}), within 0.5% "
         f"{s['corners_within_half_pct']}/{s['boards_found']}",
-        f"pit centres: largest error per board median {_number(s['pit_error_max_median'], '.3f')} pit radii; every pit within "
+        f"pit centres: largest error per board median {shown(s['pit_error_max_median'], '.3f')} pit radii; every pit within "
         f"0.25 radius on {s['pits_all_within_quarter_radius']}/{s['pit_error_boards']} boards",
         f"no-board images said no_board {s['no_board_said']}/{s['no_board_images']}; "
         f"occluded said occluded {s['occluded_said']}/{s['occluded_images']}; "
@@ -169,12 +166,12 @@ def format_summary(summary: dict[str, Any]) -> str:
     ]
     lines.append(f"counts the reader warned about (small, blurred, out-of-focus or poorly lit board): {s['warned_boards']}/"
                  f"{s['clear_read_ok']} boards read ({s['warned_blurred']} blurred by motion, {s['warned_out_of_focus']} "
-                 f"out of focus, {s['warned_poor_light']} in poor light), 0-6 exact {_share(s['warned_exact_0_6'])} on them, "
-                 f"{_share(s['unwarned_exact_0_6'])} on the others")
+                 f"out of focus, {s['warned_poor_light']} in poor light), 0-6 exact {shown(s['warned_exact_0_6'])} on them, "
+                 f"{shown(s['unwarned_exact_0_6'])} on the others")
     lines.append(f"boards read without a pit wrong: {s['boards_exact']}/{s['boards_scored']}")
     for lo, hi in ((0, 6), (7, 12), (13, 64)):
-        lines.append(f"pits holding {lo}-{hi}: {s[f'pits_{lo}_{hi}']}, exact {_share(s[f'exact_{lo}_{hi}'])}, "
-                     f"within 1 {_share(s[f'within1_{lo}_{hi}'])}")
+        lines.append(f"pits holding {lo}-{hi}: {s[f'pits_{lo}_{hi}']}, exact {shown(s[f'exact_{lo}_{hi}'])}, "
+                     f"within 1 {shown(s[f'within1_{lo}_{hi}'])}")
     lines.append("ms median/p95: " + ", ".join(
-        f"{stage} {_number(s[f'ms_{stage}_median'], '.1f')}/{_number(s[f'ms_{stage}_p95'], '.1f')}" for stage in STAGES))
+        f"{stage} {shown(s[f'ms_{stage}_median'], '.1f')}/{shown(s[f'ms_{stage}_p95'], '.1f')}" for stage in STAGES))
     return "\n".join(lines)

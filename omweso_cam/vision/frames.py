@@ -195,12 +195,13 @@ class FolderSource(FrameSource):
     rules are in seconds, so a folder read at the wrong rate waits too many frames or too few.
     """
 
+    recorded = True
+
     def __init__(self, folder: Path, *, config: SourceConfig = SourceConfig(),
                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
         if not folder.is_dir():
             raise SourceError(f"{folder} is not a folder")
         self.name = str(folder)
-        self.recorded = True
         fps = config.folder_fps if config.folder_fps is not None else _sidecar_fps(folder)
         if fps is None:
             fps, self.fps_assumed = DEFAULT_FOLDER_FPS, True
@@ -248,13 +249,14 @@ def _sidecar_fps(folder: Path) -> float | None:
 class VideoFileSource(FrameSource):
     """A video file; corrupt frames are skipped and reported, an early end is reported."""
 
+    recorded = True
+
     def __init__(self, path: Path, *, config: SourceConfig = SourceConfig(),
                  open_capture: CaptureFactory = _opencv_capture,
                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
         if not path.is_file():
             raise SourceError(f"no such video file: {path}")
         self.name = str(path)
-        self.recorded = True
         self._config = config
         self._capture = open_capture(str(path))
         if not self._capture.isOpened():

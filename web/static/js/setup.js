@@ -10,10 +10,11 @@ const STANDARD = [
 ];
 
 // Phases in which there is no set-up to confirm (the server refuses one then), and why.
+const UNDER_WAY = "This game is under way: its set-up was confirmed. The next game's set-up is confirmed here when it ends.";
 const CLOSED = {
   no_match: "Start a match first (New match).",
-  playing: "This game is under way: its set-up was confirmed. The next game's set-up is confirmed here when it ends.",
-  illegal: "This game is under way: its set-up was confirmed. The next game's set-up is confirmed here when it ends.",
+  playing: UNDER_WAY,
+  illegal: UNDER_WAY,
   match_over: "The match is over: start a new one (New match).",
 };
 
