@@ -18,6 +18,7 @@ from omweso_cam.vision.frames import (
     FRAME,
     RECONNECTED,
     STRAY,
+    FrameSource,
     SourceConfig,
     SourceError,
     open_source,
@@ -79,41 +80,43 @@ def test_a_folder_refuses_a_rate_that_is_no_rate(tmp_path: Path, fps: float) -> 
         open_source(tmp_path, config=SourceConfig(folder_fps=fps))
 
 
+class FakeTime:
+    """A clock and a sleep for a paced source: sleeping moves the clock; ``slept`` records it."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.slept: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(round(seconds, 6))
+        self.now += seconds
+
+
+def _paced_folder(folder: Path, frames: int, time: FakeTime) -> FrameSource:
+    for i in range(frames):
+        cv2.imwrite(str(folder / f"{i}.png"), _image(i))
+    return open_source(folder, config=SourceConfig(folder_fps=4.0, realtime=True), clock=time.clock, sleep=time.sleep)
+
+
 def test_realtime_pacing_uses_the_injected_clock(tmp_path: Path) -> None:
-    for i in range(3):
-        cv2.imwrite(str(tmp_path / f"{i}.png"), _image(i))
-    now = [100.0]
-    slept: list[float] = []
-
-    def sleep(s: float) -> None:
-        slept.append(round(s, 6))
-        now[0] += s
-
-    source = open_source(tmp_path, config=SourceConfig(folder_fps=4.0, realtime=True),
-                         clock=lambda: now[0], sleep=sleep)
-    assert len(list(source)) == 3
-    assert slept == [0.25, 0.25]
+    time = FakeTime()
+    assert len(list(_paced_folder(tmp_path, 3, time))) == 3
+    assert time.slept == [0.25, 0.25]
 
 
 def test_a_held_recording_restarts_its_clock_instead_of_rushing(tmp_path: Path) -> None:
-    for i in range(4):
-        cv2.imwrite(str(tmp_path / f"{i}.png"), _image(i))
-    now = [100.0]
-    slept: list[float] = []
-
-    def sleep(s: float) -> None:
-        slept.append(round(s, 6))
-        now[0] += s
-
-    source = open_source(tmp_path, config=SourceConfig(folder_fps=4.0, realtime=True),
-                         clock=lambda: now[0], sleep=sleep)
+    time = FakeTime()
+    source = _paced_folder(tmp_path, 4, time)
     assert source.recorded
     frames = iter(source)
     next(frames)
-    now[0] += 30.0  # held on its first frame (the dashboard waited for a match)
+    time.now += 30.0  # held on its first frame (the dashboard waited for a match)
     source.restart_clock()
     assert [frame.index for frame in frames] == [1, 2, 3]
-    assert slept == [0.25, 0.25]  # paced from where it resumed, not three frames at once
+    assert time.slept == [0.25, 0.25]  # paced from where it resumed, not three frames at once
 
 
 def test_video_file_round_trip(tmp_path: Path) -> None:
