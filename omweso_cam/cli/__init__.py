@@ -43,6 +43,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # index") repeat what the command says in its own words; its errors still show. Read when cv2
     # is first imported (inside the commands); a value set by the user wins.
     os.environ.setdefault("OPENCV_LOG_LEVEL", "ERROR")
+    # Likewise FFmpeg's, through OpenCV ("[mov,mp4,...] moov atom not found" before "cannot open
+    # video ..."; damaged frames the sources report themselves): fatal errors only (AV_LOG_FATAL).
+    os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "8")
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

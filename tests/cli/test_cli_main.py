@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -20,3 +23,14 @@ def test_opencvs_own_warnings_are_quiet_unless_the_user_asks_for_them(monkeypatc
     assert main(["rules", "moves", STANDARD]) == 0
     assert os.environ["OPENCV_LOG_LEVEL"] == "DEBUG"
     capsys.readouterr()
+
+
+def test_ffmpegs_own_errors_are_quiet_too(tmp_path: Path) -> None:
+    # FFmpeg logs through OpenCV, once per process: only a fresh process shows what a user sees.
+    (tmp_path / "empty.mp4").write_bytes(b"")
+    done = subprocess.run([sys.executable, "-m", "omweso_cam", "track", str(tmp_path / "empty.mp4"),
+                           "--out", str(tmp_path / "r.json"), "--no-progress"],
+                          capture_output=True, text=True, timeout=120, check=False,
+                          env={k: v for k, v in os.environ.items() if not k.startswith("OPENCV_")})
+    assert done.returncode == 2 and "cannot open video" in done.stderr
+    assert "moov atom" not in done.stderr, done.stderr
