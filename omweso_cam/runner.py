@@ -578,9 +578,11 @@ class LiveSession:
     # ------------------------------------------------------------------ tracker events -> store/bus
 
     def _store_event(self, kind: str, data: dict[str, Any], *, frame: int | None = None) -> None:
+        frame = self.frame_index if frame is None else frame
+        # Before the first frame (a set-up the referee confirms before the camera runs) there is
+        # no frame to name: the record says none rather than frame -1.
         self.repository.add_event(kind, match_id=self.match_id, game_id=self.game_id,
-                                  frame=self.frame_index if frame is None else frame, time_s=self.time_s,
-                                  data=data)
+                                  frame=frame if frame >= 0 else None, time_s=self.time_s, data=data)
 
     def _apply(self, events: list[TrackerEvent]) -> None:
         """Write the tracker's decisions to the store (committed) and then announce them."""

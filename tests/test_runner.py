@@ -618,3 +618,13 @@ def test_a_camera_does_not_wait_for_a_match(tmp_path: Path) -> None:
         assert session.state()["frame"] == len(script) - 1
     finally:
         session.stop()
+
+
+def test_a_set_up_confirmed_before_the_first_frame_names_no_frame(tmp_path: Path) -> None:
+    # The demo's referee confirms the film's set-up before the camera runs: "frame -1" in the record.
+    script = script_game(START, MOVES, SEED)
+    session = session_for(script, tmp_path / "db.sqlite")
+    session.new_match(south="Ann", north="Bo", rules="seed")
+    session.confirm_setup(START.notation())
+    (event,) = [e for e in session.repository.list_events() if e["kind"] == "setup_confirmed"]
+    assert event["frame"] is None
