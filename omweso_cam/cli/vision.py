@@ -45,6 +45,7 @@ def register(subparsers: Any) -> None:
                           help="give the reader the true corners (measures counting alone)")
     evaluate.add_argument("--limit", type=whole_number(0), default=0, help="only the first N images (0: all)")
     evaluate.add_argument("--no-fit", action="store_true", help="score the counts as read, not brought to 64 seeds")
+    evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
     evaluate.set_defaults(func=cmd_evaluate)
 
     calibrate = subparsers.add_parser("calibrate", help="write a calibration or seed model JSON")
@@ -216,6 +217,7 @@ def _read_images(args: argparse.Namespace, reader: Any, manual: Any, crops_file:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     import numpy as np
+    from tqdm import tqdm
 
     from omweso_cam.vision.calibration import CalibrationError
     from omweso_cam.vision.count import SeedModelError
@@ -236,7 +238,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         return _error(f"no images with ground truth (NAME.json beside NAME.png/.jpg) in {folder}")
     config = reader.config
     rows = []
-    for example in examples:
+    for example in tqdm(examples, unit="image", disable=args.no_progress, file=sys.stderr):
         image, problem = load_image(str(example.image))
         if image is None:
             reading = reader.read(None)

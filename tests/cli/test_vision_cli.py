@@ -96,7 +96,9 @@ def test_evaluate_writes_csv_and_summary(images: dict[str, Path], tmp_path: Path
                                          capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "eval.csv"
     assert main(["evaluate", str(images["folder"]), "--out", str(out)]) == 0
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()
+    printed = captured.out
+    assert "2/2" in captured.err  # the progress bar, on stderr (--no-progress turns it off)
     assert "boards found 1/1" in printed and "no_board 1/1" in printed
     assert "nan" not in printed  # nothing to count (no heaps here) reads n/a
     settings = json.loads((tmp_path / "eval.summary.json").read_text())
