@@ -99,10 +99,16 @@ class MatchRepository:
     def __init__(self, path: str | Path, *, migrations: Sequence[Migration] = MIGRATIONS) -> None:
         self.path = str(path)
         if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # a file where a folder should be, no permission
+                raise StoreError(f"{self.path}: cannot make the database's folder ({exc.strerror or exc})") from exc
         self._lock = threading.RLock()
         self._games_version = 0
-        self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        try:
+            self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        except sqlite3.Error as exc:  # a place SQLite cannot create or open a file (/proc, a folder)
+            raise StoreError(f"{self.path}: cannot open the database ({exc})") from exc
         try:
             self._conn.row_factory = sqlite3.Row
             self._conn.execute("PRAGMA foreign_keys = ON")

@@ -89,6 +89,16 @@ def test_another_programs_database_is_refused_and_left_as_it_was(tmp_path: Path)
     conn.close()
 
 
+def test_a_place_no_database_can_be_made_is_a_clear_error(tmp_path: Path) -> None:
+    # SQLite's own "unable to open database file" came as a traceback (serve --db /proc/x.db).
+    (tmp_path / "notes.txt").write_text("a file, not a folder")
+    with pytest.raises(StoreError, match="cannot open the database"):
+        MatchRepository(tmp_path)  # a folder
+    with pytest.raises(StoreError, match="cannot make the database's folder"):
+        MatchRepository(tmp_path / "notes.txt" / "games.sqlite3")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
 def test_match_game_plies_and_events_round_trip(repo: MatchRepository) -> None:
     match_id = repo.create_match(south="Ann", north="Bo", rules="seed", mode="blitz")
     game_id = repo.start_game(match_id, number=1, rules="seed")

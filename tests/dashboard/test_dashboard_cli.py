@@ -40,6 +40,13 @@ def test_serve_refuses_a_missing_source(tmp_path: Path, capsys: pytest.CaptureFi
     assert "no camera, stream, video file or folder" in capsys.readouterr().err
 
 
+def test_serve_refuses_a_database_it_cannot_open(frames: Path, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["serve", "--source", str(frames), "--port", "0", "--db", str(tmp_path)])  # a folder
+    assert code == 2
+    assert "cannot open the database" in capsys.readouterr().err
+
+
 def test_serve_prints_the_referee_url_and_exits(frames: Path, tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["serve", "--source", str(frames), "--port", "0", "--exit-after", "1",
