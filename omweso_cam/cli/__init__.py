@@ -52,3 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a place that cannot be read or written: said in one line, not a traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"omweso-cam {args.command}: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2

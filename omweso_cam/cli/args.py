@@ -12,6 +12,10 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: The match database of `serve` and `records` when none is given.
 DEFAULT_DB = "omweso-cam.sqlite3"
@@ -21,6 +25,26 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
     """``--db PATH``: the SQLite file of match records."""
     parser.add_argument("--db", default=DEFAULT_DB, metavar="PATH",
                         help=f"SQLite file of match records (default {DEFAULT_DB})")
+
+
+def check_writable(path: str | Path) -> None:
+    """Raise OSError unless a file can be written at ``path`` (its folder is made if missing).
+
+    Asked before long work (tracking a film, evaluating a folder, fitting a calibration), so an
+    output place that cannot be written stops the command before the work, not after it.
+    """
+    import tempfile
+    from pathlib import Path
+
+    target = Path(path)
+    if target.is_dir():
+        raise IsADirectoryError(21, "a folder, not a file", str(target))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=target.parent, prefix=".omweso-cam-", suffix=".check"):
+            pass
+    except OSError as exc:  # named as the file the user gave, not the probe
+        raise OSError(exc.errno, f"cannot be written ({exc.strerror or exc})", str(target)) from exc
 
 
 def _number(text: str) -> float:

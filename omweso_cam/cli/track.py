@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from omweso_cam.cli.args import add_db_option, positive_number
+from omweso_cam.cli.args import add_db_option, check_writable, positive_number
 from omweso_cam.cli.rules import add_rules_arguments, rules_from_cli
 
 
@@ -74,6 +74,11 @@ def cmd_track(args: argparse.Namespace) -> int:
     except (ValueError, SourceError, OSError) as exc:
         print(f"omweso-cam track: {exc}", file=sys.stderr)
         return 2
+    try:
+        check_writable(args.out)  # before the film is read, not after
+    except OSError:
+        source.close()
+        raise
     if source.rate_note:
         print(f"omweso-cam track: {source.rate_note}", file=sys.stderr)
     config = RunnerConfig().for_fps(source.fps)

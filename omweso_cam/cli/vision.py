@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omweso_cam.cli.args import positive_number, whole_number
+from omweso_cam.cli.args import check_writable, positive_number, whole_number
 
 if TYPE_CHECKING:
     from omweso_cam.vision.count import SeedModel
@@ -236,6 +236,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         examples = examples[: args.limit]
     if not examples:
         return _error(f"no images with ground truth (NAME.json beside NAME.png/.jpg) in {folder}")
+    check_writable(args.out)
     config = reader.config
     rows = []
     for example in tqdm(examples, unit="image", disable=args.no_progress, file=sys.stderr):
@@ -316,6 +317,7 @@ def cmd_calibrate_board(args: argparse.Namespace) -> int:
         return 0
     if not args.image or not args.out:
         return _error("give IMAGE and --out (or --sheet PNG for the marker sheet)")
+    check_writable(args.out)
     try:
         original, image, scale = _load_for_calibration(args.image)
     except ValueError as exc:
@@ -414,6 +416,7 @@ def cmd_calibrate_intrinsics(args: argparse.Namespace) -> int:
         cols, rows = (int(v) for v in args.pattern.lower().split("x"))
     except ValueError:
         return _error(f"--pattern must be COLSxROWS like 9x6, got {args.pattern!r}")
+    check_writable(args.out)
     images = []
     for path in args.images:
         image, problem = load_image(path)
@@ -497,6 +500,7 @@ def cmd_calibrate_seeds(args: argparse.Namespace) -> int:
         print(f"{args.examples}: {problem}", file=sys.stderr)
     if counts is None or not paths:
         return _error("no usable labelled crops")
+    check_writable(args.out)
     try:
         model = fit_seed_model(crops, counts)
     except SeedModelError as exc:
