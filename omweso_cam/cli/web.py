@@ -69,6 +69,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from omweso_cam.runner import LiveSession
     from omweso_cam.store import MatchRepository
 
+    if args.calibration and not Path(args.calibration).exists():  # a typo would otherwise pass unseen
+        print(f"omweso-cam serve: {args.calibration} does not exist yet: the board is found in every frame "
+              "until corners clicked on the Calibration page are saved there", file=sys.stderr)
     try:
         session = LiveSession(args.source, repository=MatchRepository(args.db), rules=args.rules,
                               calibration=args.calibration, realtime=True, fps=args.fps)

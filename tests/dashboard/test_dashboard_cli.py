@@ -47,6 +47,15 @@ def test_serve_refuses_a_database_it_cannot_open(frames: Path, tmp_path: Path,
     assert "cannot open the database" in capsys.readouterr().err
 
 
+def test_serve_says_when_its_calibration_file_does_not_exist_yet(frames: Path, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # Legitimate (the Calibration page saves clicked corners there), but a typo looks the same.
+    args = ["serve", "--source", str(frames), "--port", "0", "--exit-after", "0.3", "--db", str(tmp_path / "m.db"),
+            "--threads", "32", "--calibration", str(tmp_path / "rig.json")]
+    assert main(args) == 0
+    assert "rig.json does not exist yet" in capsys.readouterr().err
+
+
 def test_serve_prints_the_referee_url_and_exits(frames: Path, tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["serve", "--source", str(frames), "--port", "0", "--exit-after", "1",
