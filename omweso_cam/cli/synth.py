@@ -16,6 +16,10 @@ STYLES = ("default", "unseen", "randomised")
 #: The illegal sowings a filmed game can stage (``vision.synth.sequence.ILLEGAL_KINDS``, likewise).
 ILLEGAL_KINDS = ("wrong_lap", "slip")
 
+#: The largest side a render may have: an 8K frame.
+MAX_SIDE_PX = 7680
+
+
 def _size(text: str) -> tuple[int, int]:
     try:
         w, h = (int(v) for v in text.lower().split("x"))
@@ -23,6 +27,8 @@ def _size(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT like 1280x720, got {text!r}") from exc
     if w < 64 or h < 64:
         raise argparse.ArgumentTypeError(f"image size {text!r} is too small (min 64x64)")
+    if w > MAX_SIDE_PX or h > MAX_SIDE_PX:  # 100000x100000 ran out of memory in OpenCV
+        raise argparse.ArgumentTypeError(f"image size {text!r} is too large (max {MAX_SIDE_PX} a side, 8K)")
     return w, h
 
 
@@ -114,7 +120,7 @@ def _sequence(args: argparse.Namespace) -> int:
         rules = RuleSet.preset(args.rules)
         initial = Position.standard() if args.start is None else Position.from_notation(args.start)
     except (NotationError, RuleSetError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"omweso-cam render: error: {exc}", file=sys.stderr)
         return 2
     rng = np.random.default_rng(args.seed)
     scene = Scene.random(rng, style=args.style, image_size_px=args.size, jpeg_quality=0,
@@ -128,7 +134,7 @@ def _sequence(args: argparse.Namespace) -> int:
         if args.video is not None:
             write_video(args.out, args.video, fps=args.fps)
     except SequenceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"omweso-cam render: error: {exc}", file=sys.stderr)
         return 1
     print(json.dumps({"out": str(args.out), "frames": truth["frame_count"], "moves": truth["moves"]}))
     return 0

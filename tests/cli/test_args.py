@@ -19,6 +19,7 @@ from omweso_cam.cli import build_parser
         (["render", "sequence", "--plies=-1"], "--plies: must be a whole number, 0 or more"),
         (["render", "speed", "--count=0"], "--count: must be a whole number, 1 or more"),
         (["render", "stills", "--out", "o", "--count=0"], "--count: must be a whole number, 1 or more"),
+        (["render", "stills", "--out", "o", "--size=100000x100000"], "is too large (max 7680 a side"),
         *[(["evaluate", "dir", f"--limit={n}"], "--limit: must be a whole number, 0 or more") for n in ("-1", "two")],
         *[(["calibrate", "intrinsics", "x.png", f"--square-mm={s}", "--out", "c.json"], "--square-mm: must be a positive")
           for s in ("0", "-25", "nan")],
