@@ -405,6 +405,25 @@ def test_records_replay_a_game(page: Any, live_server: str, repository: MatchRep
     screenshot(page, "records")
 
 
+def test_opening_a_game_brings_the_list_up_to_date(page: Any, live_server: str, repository: MatchRepository) -> None:
+    # A game recorded live goes on while the Records page is open: the list it was opened from
+    # must not say fewer plies than the game it shows.
+    rules = RuleSet.preset("seed")
+    match_id = repository.create_match(south="Alice", north="Bongo")
+    position = Position.standard()
+    game_id = repository.start_game(match_id, number=1, rules="seed", initial=position.notation())
+    page.goto(f"{live_server}/records", wait_until="domcontentloaded")
+    page.wait_for_selector(f'a[data-game-id="{game_id}"]')
+    assert "(0 plies)" in page.text_content(f'a[data-game-id="{game_id}"]')
+    for n, text in enumerate(["a1", "h4"], start=1):
+        side = position.side_to_move.value
+        position = apply_move(position, Move.parse(text), rules).position
+        repository.add_ply(game_id, n=n, move=text, side=side, after=position.notation())
+    page.click(f'a[data-game-id="{game_id}"]')
+    wait_js(page, "document.getElementById('ply-label').textContent === 'ply 2: N h4'")
+    wait_js(page, f"document.querySelector('a[data-game-id=\"{game_id}\"]').textContent.includes('(2 plies)')")
+
+
 def test_end_to_end_with_the_real_session(browser: Any) -> None:
     """Real LiveSession (scripted observations): the referee starts a match, confirms the set-up,
     sees the move arrive, gets the alarm for an illegal sowing and clears it, all in the browser."""

@@ -87,6 +87,7 @@ async function openGame(id) {
   if (!events.children.length) events.textContent = "none";
   show(game.plies.length);
   history.replaceState(null, "", `#game-${id}`);
+  loadMatches(); // games go on while the page is open: the list agrees with the game just opened
 }
 
 function show(n) {
