@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 def register(subparsers: Any) -> None:
     read = subparsers.add_parser("read", help="read the seed counts of board photos")
-    read.add_argument("images", nargs="+", metavar="IMAGE", help="board photos or frames (JPEG, PNG, ...)")
+    read.add_argument("images", nargs="+", metavar="IMAGE",
+                      help="board photos or frames (JPEG, PNG, ...), or folders of them (read in name order)")
     read.add_argument("--corners", help="board corners x,y,x,y,x,y,x,y (TL,TR,BR,BL; South at the bottom)")
     read.add_argument("--calibration", help="calibration JSON (from `omweso-cam calibrate`)")
     read.add_argument("--seeds", help="seed model JSON (from `omweso-cam calibrate seeds`)")
@@ -139,6 +140,18 @@ def cmd_read(args: argparse.Namespace) -> int:
             crops_file.close()
 
 
+def _expand_folders(paths: list[str]) -> list[str]:
+    """A folder among ``read``'s images stands for the images in it; one holding none stays, to be
+    reported as unreadable like any other path that is no image."""
+    from omweso_cam.vision.frames import image_files
+
+    out: list[str] = []
+    for path in paths:
+        inside = image_files(Path(path)) if Path(path).is_dir() else []
+        out += [str(p) for p in inside] or [path]
+    return out
+
+
 def _read_images(args: argparse.Namespace, reader: Any, manual: Any, crops_file: Any) -> int:
     """``read``'s loop over its images (the output folders made and the crops file opened by the caller)."""
     from omweso_cam.vision.pipeline import load_image
@@ -150,7 +163,7 @@ def _read_images(args: argparse.Namespace, reader: Any, manual: Any, crops_file:
             crops_writer.writerow(["path", "count"])
     failures = 0
     not_found = 0
-    for path in args.images:
+    for path in _expand_folders(args.images):
         t0 = time.perf_counter()
         image, problem = load_image(path)
         reading = None
@@ -160,6 +173,7 @@ def _read_images(args: argparse.Namespace, reader: Any, manual: Any, crops_file:
         elif image is not None:
             reading = reader.read(image)
         ms = round((time.perf_counter() - t0) * 1000.0, 1)
+        record: dict[str, Any]
         if reading is None:
             record = {"image": path, "status": "unreadable_image", "board": None, "counts": None,
                       "confidence": 0.0, "corners_px": None, "ms": ms, "detail": problem}

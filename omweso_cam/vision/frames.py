@@ -186,6 +186,12 @@ def _natural_key(path: Path) -> list[object]:
     return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", path.name)]
 
 
+def image_files(folder: Path) -> list[Path]:
+    """The images in ``folder`` (by suffix), in natural order (frame_2 before frame_10)."""
+    return sorted((p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES),
+                  key=_natural_key)
+
+
 class FolderSource(FrameSource):
     """A folder of images in natural order (frame_2 before frame_10), at ``folder_fps``.
 

@@ -7,6 +7,7 @@ it, an unreadable frame) are statuses, never exceptions.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field, replace
 
@@ -808,6 +809,8 @@ def load_image(path: str) -> tuple[np.ndarray | None, str]:
     the user sees. Huge JPEGs are decoded at reduced resolution (the pipeline downscales
     anyway).
     """
+    if os.path.isdir(path):
+        return None, "a folder, not an image file"
     try:
         with open(path, "rb") as fh:
             data = fh.read(MAX_FILE_BYTES + 1)

@@ -82,6 +82,20 @@ def test_read_says_how_to_go_on_when_no_board_is_found(images: dict[str, Path],
     assert "no board found" not in capsys.readouterr().err
 
 
+def test_read_takes_a_folder_as_its_images_in_name_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    for name in ("frame_10.png", "frame_2.png", "frame_1.png"):
+        cv2.imwrite(str(frames / name), np.full((120, 160, 3), 90, np.uint8))
+    (frames / "notes.txt").write_text("not an image")
+    (tmp_path / "nothing").mkdir()
+    assert main(["read", str(frames), str(tmp_path / "nothing"), "--json"]) == 1
+    lines = _lines(capsys)
+    assert [Path(line["image"]).name for line in lines] == ["frame_1.png", "frame_2.png", "frame_10.png", "nothing"]
+    assert [line["status"] for line in lines] == ["no_board"] * 3 + ["unreadable_image"]
+    assert lines[-1]["detail"] == "a folder, not an image file"
+
+
 def test_read_with_corners(images: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     corners = ",".join(str(v) for v in CORNERS.ravel())
     assert main(["read", str(images["board"]), "--corners", corners, "--json"]) == 0
