@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from omweso_cam.vision.frames import is_image_file
 from omweso_cam.vision.localise import corner_error
 from omweso_cam.vision.pipeline import BLUR_WARNING, FOCUS_WARNING, LIGHT_WARNING, Reading
 
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff")
 STAGES = ("prepare", "localise", "rectify", "grid", "count", "total")
 
 
@@ -34,7 +34,7 @@ def find_examples(folder: Path) -> list[Example]:
     """Every image in ``folder`` (recursively) that has a truth JSON beside it, sorted."""
     examples = []
     for path in sorted(folder.rglob("*")):
-        if path.suffix.lower() not in IMAGE_SUFFIXES:
+        if not is_image_file(path):
             continue
         truth_path = path.with_suffix(".json")
         if not truth_path.exists():

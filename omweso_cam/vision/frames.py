@@ -186,10 +186,14 @@ def _natural_key(path: Path) -> list[object]:
     return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", path.name)]
 
 
+def is_image_file(path: Path) -> bool:
+    """Whether ``path`` names an image by its suffix (IMAGE_SUFFIXES, any case)."""
+    return path.suffix.lower() in IMAGE_SUFFIXES
+
+
 def image_files(folder: Path) -> list[Path]:
     """The images in ``folder`` (by suffix), in natural order (frame_2 before frame_10)."""
-    return sorted((p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES),
-                  key=_natural_key)
+    return sorted((p for p in folder.iterdir() if p.is_file() and is_image_file(p)), key=_natural_key)
 
 
 class FolderSource(FrameSource):
@@ -215,7 +219,7 @@ class FolderSource(FrameSource):
             raise SourceError(f"a frame folder's rate must be a positive number of frames a second, got {fps}")
         self.fps = fps
         self._entries = sorted((p for p in folder.iterdir() if not p.is_dir()), key=_natural_key)
-        self.len_hint = sum(p.suffix.lower() in IMAGE_SUFFIXES for p in self._entries)
+        self.len_hint = sum(map(is_image_file, self._entries))
         self._pacer: _Pacer = _Pacer(config.realtime, clock, sleep, config.speed)
         if self.len_hint == 0:
             raise SourceError(f"{folder} holds no images ({', '.join(IMAGE_SUFFIXES)})")
@@ -224,7 +228,7 @@ class FolderSource(FrameSource):
         index = 0
         for path in self._entries:
             timestamp = index / self.fps if self.fps else 0.0
-            if path.suffix.lower() not in IMAGE_SUFFIXES:
+            if not is_image_file(path):
                 if path.name not in SIDECAR_NAMES and not path.name.startswith("."):
                     yield Frame(index, timestamp, None, STRAY, f"skipped stray file {path.name}", path.name)
                 continue
