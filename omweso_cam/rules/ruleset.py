@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from omweso_cam.rules.notation import PITS_PER_SIDE, TOTAL_SEEDS
 
 #: The rule presets (``RuleSet.preset(name)``).
 PRESETS = ("seed", "traditional")
@@ -18,6 +20,11 @@ TOO_LONG = "too_long"
 #: Default ``max_move_laps``: far beyond any move a person can sow within the tournament's
 #: three-minute limit (RULES.md §6), yet it bounds the engine's work per move.
 DEFAULT_MAX_MOVE_LAPS = 100_000
+#: The largest ``match_target`` and the most points one result may score: far beyond any match
+#: played, and each fits the store's integers with room to add.
+MAX_POINTS = 1000
+#: A side's seeds (RULES.md §1): a set-up cap above this caps nothing.
+SIDE_SEEDS = TOTAL_SEEDS // 2
 
 #: Which laps may be sown clockwise from a reverse pit (RULES.md §4.5):
 #:   any_lap            initial, relay and captured-seed laps (the rule book's default);
@@ -123,12 +130,10 @@ class RuleSet:
             )
         changes = dict(options)
         if "reverse_pits" in changes:
-            try:
-                changes["reverse_pits"] = frozenset(int(c) for c in changes["reverse_pits"])
-            except (TypeError, ValueError):
-                raise RuleSetError(
-                    f"reverse_pits must be circuit indices, got {options['reverse_pits']!r}"
-                ) from None
+            pits = changes["reverse_pits"]
+            if not isinstance(pits, Iterable) or not all(_whole(c, 0) for c in pits):
+                raise RuleSetError(f"reverse_pits must be circuit indices, got {pits!r}")
+            changes["reverse_pits"] = frozenset(pits)
         if "points" in changes:
             new = changes["points"]
             if not isinstance(new, Mapping):
@@ -222,6 +227,12 @@ def _int(key: str, text: str) -> int:
         raise RuleSetError(f"option {key} takes a whole number, got {text!r}") from None
 
 
+def _whole(value: Any, lowest: int, highest: int | None = None) -> bool:
+    """``value`` is a whole number (not a bool) from ``lowest`` to ``highest`` (None: no limit)."""
+    return (isinstance(value, int) and not isinstance(value, bool) and value >= lowest
+            and (highest is None or value <= highest))
+
+
 def _validate(rules: RuleSet) -> None:
     def need(ok: bool, message: str) -> None:
         if not ok:
@@ -230,7 +241,7 @@ def _validate(rules: RuleSet) -> None:
     need(rules.name in PRESETS, f"unknown rules preset {rules.name!r}")
     need(
         isinstance(rules.reverse_pits, frozenset) and all(
-            isinstance(c, int) and 0 <= c < 16 for c in rules.reverse_pits
+            _whole(c, 0, PITS_PER_SIDE - 1) for c in rules.reverse_pits
         ),
         f"reverse_pits must be circuit indices 0..15, got {rules.reverse_pits!r}",
     )
@@ -239,22 +250,16 @@ def _validate(rules: RuleSet) -> None:
     for flag in ("no_capture_first_turn", "two_one_opening", "both_ends_win", "front_row_win",
                  "grand_slam_win", "two_captures_first"):
         need(isinstance(getattr(rules, flag), bool), f"{flag} must be true or false")
+    need(rules.setup_max_per_pit is None or _whole(rules.setup_max_per_pit, 2, SIDE_SEEDS),
+         f"setup_max_per_pit must be none or a number 2..{SIDE_SEEDS}, got {rules.setup_max_per_pit!r}")
     need(
-        rules.setup_max_per_pit is None
-        or (isinstance(rules.setup_max_per_pit, int) and rules.setup_max_per_pit >= 2),
-        f"setup_max_per_pit must be none or a number >= 2, got {rules.setup_max_per_pit!r}",
+        tuple(how for how, _ in rules.points) == RESULTS and all(_whole(v, 0, MAX_POINTS) for _, v in rules.points),
+        f"points must give a number 0..{MAX_POINTS} for each of {', '.join(RESULTS)}",
     )
-    need(
-        tuple(how for how, _ in rules.points) == RESULTS
-        and all(isinstance(v, int) and v >= 0 for _, v in rules.points),
-        f"points must give a number >= 0 for each of {', '.join(RESULTS)}",
-    )
-    need(isinstance(rules.match_target, int) and rules.match_target >= 1,
-         f"match_target must be a number >= 1, got {rules.match_target!r}")
-    need(
-        rules.max_move_laps is None or (isinstance(rules.max_move_laps, int) and rules.max_move_laps >= 1),
-        f"max_move_laps must be none or a number >= 1, got {rules.max_move_laps!r}",
-    )
+    need(_whole(rules.match_target, 1, MAX_POINTS),
+         f"match_target must be a number 1..{MAX_POINTS}, got {rules.match_target!r}")
+    need(rules.max_move_laps is None or _whole(rules.max_move_laps, 1),
+         f"max_move_laps must be none or a number >= 1, got {rules.max_move_laps!r}")
     need(rules.never_ending_policy in NEVER_ENDING_POLICIES,
          f"never_ending_policy must be one of {', '.join(NEVER_ENDING_POLICIES)}")
     need(rules.next_game_first in NEXT_GAME_FIRST,

@@ -121,6 +121,9 @@ def test_session_refusals_become_400(live: tuple[Any, ScriptedSource, FlaskClien
     assert reply.status_code == 400
     reply = post(client, "/api/match", {"south": "A", "north": "B", "options": {"no_such_option": 1}})
     assert reply.status_code == 400 and "no_such_option" in reply.json["error"]
+    reply = post(client, "/api/match", {"south": "A", "north": "B", "options": {"match_target": 10**30}})
+    assert reply.status_code == 400 and "match_target" in reply.json["error"]  # SQLite could not store it
+    assert client.get("/api/matches").json["matches"] == []
     post(client, "/api/match", {"south": "A", "north": "B"})
     reply = post(client, "/api/setup/confirm", {"position": "4,4/0 S"})
     assert reply.status_code == 400

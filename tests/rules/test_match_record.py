@@ -53,6 +53,27 @@ def test_presets_and_options() -> None:
         RuleSet.preset("chess")
 
 
+@pytest.mark.parametrize("options", [
+    {"match_target": True},  # a JSON true is not a number of points
+    {"match_target": 10**30},  # more than SQLite can store: the match was never written
+    {"match_target": 1001},
+    {"points": {"grand_slam": 10**30}},
+    {"points": {"both_ends": False}},
+    {"setup_max_per_pit": 33},  # a side has 32 seeds
+    {"setup_max_per_pit": True},
+    {"max_move_laps": True},
+    {"reverse_pits": [True]},
+])
+def test_numbers_out_of_any_real_range_are_refused(options: dict[str, object]) -> None:
+    with pytest.raises(RuleSetError, match=next(iter(options))):
+        SEED.with_options(**options)
+
+
+def test_the_largest_numbers_allowed_are_accepted() -> None:
+    rules = SEED.with_options(match_target=1000, points={"grand_slam": 1000}, setup_max_per_pit=32)
+    assert rules.match_target == 1000 and rules.points_for("grand_slam") == 1000
+
+
 def test_setup_validation() -> None:
     assert validate_setup(Position.standard(), SEED) == Position.standard()
     for seed in range(5):
