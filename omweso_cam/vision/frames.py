@@ -118,6 +118,57 @@ def _opencv_capture(target: str | int) -> Capture:
     return capture
 
 
+class _SharedCapture:
+    """A capture one thread reads while another may close it.
+
+    A VideoCapture is not safe to release while another thread reads it (the dashboard's
+    frame thread reads, Ctrl-C closes from the main thread), so reads, swaps and the release
+    take turns. A stream can hang in a read: :meth:`close` waits for it at most
+    ``CLOSE_WAIT_S``, then releases anyway to end the read.
+    """
+
+    #: How long :meth:`close` waits for a read in progress before releasing the capture under it.
+    CLOSE_WAIT_S = 2.0
+
+    def __init__(self, capture: Capture) -> None:
+        self._capture: Capture | None = capture
+        self._lock = threading.Lock()
+        self.closed = False
+
+    def read(self) -> tuple[bool, Any] | None:
+        """The next ``(ok, image)``, or None once closed."""
+        with self._lock:
+            if self.closed or self._capture is None:
+                return None
+            return self._capture.read()
+
+    def release(self) -> None:
+        """Let go of the capture (a camera that went away) without closing: :meth:`replace` may follow."""
+        with self._lock:
+            if self._capture is not None:
+                self._capture.release()
+                self._capture = None
+
+    def replace(self, capture: Capture) -> bool:
+        """Read from ``capture`` from now on; False (and ``capture`` released) once closed."""
+        with self._lock:
+            if self.closed:
+                capture.release()
+                return False
+            self._capture = capture
+            return True
+
+    def close(self) -> None:
+        self.closed = True
+        waited = self._lock.acquire(timeout=self.CLOSE_WAIT_S)
+        try:
+            if self._capture is not None:
+                self._capture.release()
+        finally:
+            if waited:
+                self._lock.release()
+
+
 class FrameSource:
     """An iterable of :class:`Frame`; ``len_hint`` is the expected number of image frames or None."""
 
@@ -268,28 +319,25 @@ class VideoFileSource(FrameSource):
             raise SourceError(f"no such video file: {path}")
         self.name = str(path)
         self._config = config
-        self._capture = open_capture(str(path))
-        if not self._capture.isOpened():
+        capture = open_capture(str(path))
+        if not capture.isOpened():
             raise SourceError(f"cannot open video {path} (not a video, or codec missing)")
-        fps = float(self._capture.get(5))  # cv2.CAP_PROP_FPS
+        fps = float(capture.get(5))  # cv2.CAP_PROP_FPS
         self.fps = fps if fps > 0 else None
-        count = int(self._capture.get(7))  # cv2.CAP_PROP_FRAME_COUNT
+        count = int(capture.get(7))  # cv2.CAP_PROP_FRAME_COUNT
         self.len_hint = count if count > 0 else None
         self._pacer: _Pacer = _Pacer(config.realtime, clock, sleep, config.speed)
-        # A VideoCapture is not safe to release while another thread reads it (the dashboard's
-        # frame thread reads, Ctrl-C closes from the main thread): reads and the release take turns.
-        self._lock = threading.Lock()
-        self._closed = False
+        self._capture = _SharedCapture(capture)
 
     def __iter__(self) -> Iterator[Frame]:
         index = 0
         bad = 0
         while True:
             timestamp = index / self.fps if self.fps else float(index)
-            with self._lock:
-                if self._closed:
-                    return
-                ok, image = self._capture.read()
+            read = self._capture.read()
+            if read is None:
+                return
+            ok, image = read
             if ok and image is not None:
                 bad = 0
                 self._pacer.wait_until(timestamp)
@@ -308,9 +356,7 @@ class VideoFileSource(FrameSource):
         self.close()
 
     def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            self._capture.release()
+        self._capture.close()
 
 
 class LiveSource(FrameSource):
@@ -324,28 +370,21 @@ class LiveSource(FrameSource):
         self.fps = None
         self._target, self._config, self._open = target, config, open_capture
         self._clock, self._sleep = clock, sleep
-        self._capture: Capture | None = open_capture(target)
-        if not self._capture.isOpened():
-            self._capture.release()
+        capture = open_capture(target)
+        if not capture.isOpened():
+            capture.release()
             raise SourceError(f"cannot open camera or stream {target!r}")
-        self._closed = False
-        # Reads and the release take turns (see VideoFileSource), but a stream can hang in a read:
-        # close() waits for it at most CLOSE_WAIT_S, then releases anyway to end the read.
-        self._lock = threading.Lock()
-
-    #: How long close() waits for a read in progress before releasing the capture under it.
-    CLOSE_WAIT_S = 2.0
+        self._capture = _SharedCapture(capture)
 
     def __iter__(self) -> Iterator[Frame]:
         index = 0
         start = self._clock()
         bad = 0
-        while not self._closed:
-            with self._lock:
-                if self._closed:
-                    return
-                assert self._capture is not None
-                ok, image = self._capture.read()
+        while True:
+            read = self._capture.read()
+            if read is None:
+                return
+            ok, image = read
             timestamp = self._clock() - start
             if ok and image is not None:
                 bad = 0
@@ -364,32 +403,18 @@ class LiveSource(FrameSource):
             yield Frame(index, self._clock() - start, None, RECONNECTED, f"{self.name} is back")
 
     def _reconnect(self) -> bool:
-        with self._lock:
-            if self._capture is not None:
-                self._capture.release()
+        self._capture.release()
         deadline = self._clock() + self._config.reconnect_timeout_s
-        while not self._closed and self._clock() < deadline:
+        while not self._capture.closed and self._clock() < deadline:
             self._sleep(self._config.reconnect_interval_s)
             capture = self._open(self._target)
             if capture.isOpened():
-                with self._lock:
-                    if self._closed:
-                        capture.release()
-                        return False
-                    self._capture = capture
-                return True
+                return self._capture.replace(capture)
             capture.release()
         return False
 
     def close(self) -> None:
-        self._closed = True
-        waited = self._lock.acquire(timeout=self.CLOSE_WAIT_S)
-        try:
-            if self._capture is not None:
-                self._capture.release()
-        finally:
-            if waited:
-                self._lock.release()
+        self._capture.close()
 
 
 def open_source(source: str | int | Path, *, config: SourceConfig = SourceConfig(),
