@@ -249,13 +249,14 @@ def test_find_board_through_a_wide_angle_lens_straightens_the_bowed_sides() -> N
 
 
 def _candidate(depth: float, support: float = 1.0):  # type: ignore[no-untyped-def]
-    from omweso_cam.vision.localise import _Edge, _EdgeCandidate
+    from omweso_cam.vision.localise.outline import _Edge, _EdgeCandidate
 
     return _EdgeCandidate(_Edge.line(np.zeros(2), np.array([1.0, 0.0])), depth, support)
 
 
 def test_opposite_sides_prefer_alike_margins_only_when_the_innermost_disagree() -> None:
-    from omweso_cam.vision.localise import LocaliseConfig, _choose_edges
+    from omweso_cam.vision.localise import LocaliseConfig
+    from omweso_cam.vision.localise.outline import _choose_edges
 
     config = LocaliseConfig()
     # Innermost well-supported lines already alike: kept, whatever else was seen.
@@ -271,7 +272,8 @@ def test_opposite_sides_prefer_alike_margins_only_when_the_innermost_disagree() 
 
 
 def test_a_lattice_is_believed_only_with_most_pits_seen_and_no_circles_off_it() -> None:
-    from omweso_cam.vision.localise import LocaliseConfig, _pits_seen
+    from omweso_cam.vision.localise import LocaliseConfig
+    from omweso_cam.vision.localise.lattice import _pits_seen
 
     config = LocaliseConfig()
     lattice_to_image = np.array([[40.0, 0, 100], [0, 40.0, 80], [0, 0, 1]])  # pitch 40 px
