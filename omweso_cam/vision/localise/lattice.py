@@ -375,9 +375,8 @@ def find_pit_lattice(image_bgr: np.ndarray, *, config: LocaliseConfig = Localise
         # a pit; a patterned cloth's lattice has its pattern beyond too, a lattice on a bare table
         # no rims on its pits either. Nodes beyond the image count as no round structure (0.5) in
         # the step and not at all in the share of round ones.
-        h, w = images.gx.shape
         beyond = cv2.perspectiveTransform(_BEYOND.reshape(-1, 1, 2), lattice_to_image).reshape(-1, 2)
-        inside = (beyond[:, 0] >= 0) & (beyond[:, 0] < w) & (beyond[:, 1] >= 0) & (beyond[:, 1] < h)
+        inside = ~off_picture(beyond)
         around = np.full(len(_BEYOND), 0.5)
         if inside.any():
             around[inside] = rim_coherence(images.gx, images.gy, lattice_to_image, _BEYOND[inside], radius)
