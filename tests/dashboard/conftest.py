@@ -7,6 +7,7 @@ check what the dashboard asked of it in calls.
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import re
 import threading
@@ -266,6 +267,22 @@ class ScriptedProcessor:
 
 
 REFEREE_TOKEN = "test-referee-token"
+
+
+@contextlib.contextmanager
+def scripted_live_session(token: str = REFEREE_TOKEN) -> Iterator[tuple[Any, ScriptedSource, FlaskClient]]:
+    """The real LiveSession (in-memory store, seed rules) on a ScriptedSource, its app's client, started."""
+    from omweso_cam.runner import LiveSession
+
+    source = ScriptedSource()
+    session = LiveSession("scripted", repository=":memory:", rules="seed",
+                          open_source=lambda *_args, **_kw: source, processor=ScriptedProcessor(source))
+    app = create_app({"TESTING": True, "REFEREE_TOKEN": token, "STREAM_POLL_S": 0.05}, session=session)
+    session.start()
+    try:
+        yield session, source, app.test_client()
+    finally:
+        session.stop()
 
 
 @pytest.fixture

@@ -13,15 +13,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import ScriptedProcessor, ScriptedSource
+from conftest import scripted_live_session
 from flask.testing import FlaskClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from omweso_cam.dashboard import create_app
 from omweso_cam.rules import RuleSet
-
-runner = pytest.importorskip("omweso_cam.runner")
 
 TOKEN = "fuzz-token"
 HEADERS = {"X-Referee-Token": TOKEN, "Content-Type": "application/json"}
@@ -46,15 +43,8 @@ new_matches = st.fixed_dictionaries(
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[FlaskClient]:
-    source = ScriptedSource()
-    session = runner.LiveSession(
-        "scripted", repository=":memory:", rules="seed",
-        open_source=lambda *_args, **_kw: source, processor=ScriptedProcessor(source),
-    )
-    app = create_app({"TESTING": True, "REFEREE_TOKEN": TOKEN, "STREAM_POLL_S": 0.05}, session=session)
-    session.start()
-    yield app.test_client()
-    session.stop()
+    with scripted_live_session(TOKEN) as (_session, _source, client):
+        yield client
 
 
 @settings(max_examples=300, deadline=None, derandomize=True,

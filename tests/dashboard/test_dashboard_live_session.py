@@ -13,13 +13,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import ScriptedProcessor, ScriptedSource
+from conftest import ScriptedSource, scripted_live_session
 from flask.testing import FlaskClient
 
-from omweso_cam.dashboard import create_app
 from omweso_cam.rules import Move, Position, RuleSet, apply_move
-
-runner = pytest.importorskip("omweso_cam.runner")
 
 TOKEN = "live-session-token"
 HEADERS = {"X-Referee-Token": TOKEN}
@@ -27,15 +24,8 @@ HEADERS = {"X-Referee-Token": TOKEN}
 
 @pytest.fixture
 def live() -> Iterator[tuple[Any, ScriptedSource, FlaskClient]]:
-    source = ScriptedSource()
-    session = runner.LiveSession(
-        "scripted", repository=":memory:", rules="seed",
-        open_source=lambda *_args, **_kw: source, processor=ScriptedProcessor(source),
-    )
-    app = create_app({"TESTING": True, "REFEREE_TOKEN": TOKEN, "STREAM_POLL_S": 0.05}, session=session)
-    session.start()
-    yield session, source, app.test_client()
-    session.stop()
+    with scripted_live_session(TOKEN) as running:
+        yield running
 
 
 def wait_state(client: FlaskClient, predicate: Any, what: str, timeout_s: float = 10.0) -> dict[str, Any]:
