@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -269,6 +270,29 @@ class FrameProcessor:
 #: Under the video when no board is found (see LiveSession._handle_frame).
 NO_BOARD_HINT = "if a board is in view, click its corners on the Calibration page"
 
+#: How an observation begins whose frame the vision stage failed on (see :func:`observe`).
+VISION_ERROR = "vision failed on this frame"
+
+
+def observe(processor: FrameProcessor, frame: Frame) -> tuple[Observation, Reading | None, dict[str, str] | None]:
+    """``processor.process(frame)``, and what went wrong if it raised.
+
+    A frame that makes the vision stage raise (a bug, or an image no test foresaw) is an
+    unreadable frame, not the end of the match: the tracker treats it as any unreadable
+    frame and the next frames are read as usual. The third value, for the record, names the
+    error and where it was raised (None when nothing went wrong). Errors of the tracker or
+    the store are not caught here: after those the game's state itself is in doubt.
+    """
+    try:
+        observation, reading = processor.process(frame)
+    except Exception as exc:
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        error = {"error": f"{type(exc).__name__}: {exc}",
+                 "where": f"{Path(where.filename).name}:{where.lineno} in {where.name}"}
+        return (Observation(frame.index, frame.timestamp_s, UNREADABLE, detail=f"{VISION_ERROR} ({error['error']})"),
+                None, error)
+    return observation, reading, None
+
 
 def live_reader(calibration: Any = None) -> BoardReader:
     """The reader of live sessions and ``track``.
@@ -335,7 +359,9 @@ def track_source(
                 tracker.update(Observation(frame.index, frame.timestamp_s, UNREADABLE))
             continue
         frames += 1
-        observation, _ = processor.process(frame)
+        observation, _, error = observe(processor, frame)
+        if error is not None:
+            events.append({"kind": "vision_error", "frame": frame.index, **error})
         for event in tracker.update(observation):
             if event.kind == "setup_confirmed":
                 initial = Position.from_notation(event.data["position"])
@@ -430,6 +456,7 @@ class LiveSession:
         self.time_s = 0.0
         self.observed: tuple[int, ...] | None = None
         self.error: str | None = None
+        self._vision_error: dict[str, str] | None = None  # the last frame's, when vision failed on it
         self._image: np.ndarray | None = None
         self._reading: Reading | None = None
         self._jpeg_cache: dict[str, tuple[int, bytes]] = {}
@@ -532,7 +559,11 @@ class LiveSession:
                                   frame=frame.index)
             self._publish_state()
             return
-        observation, reading = self._processor.process(frame)
+        observation, reading, error = observe(self._processor, frame)
+        if error is not None and error != self._vision_error:  # once for a run of frames failing alike
+            with self._lock:
+                self._store_event("vision_error", error, frame=frame.index)
+        self._vision_error = error
         with self._image_lock:
             self._image = frame.image
             if reading is not None:

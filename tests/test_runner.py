@@ -321,6 +321,44 @@ def test_track_records_when_distrusted_counts_start_to_be_trusted() -> None:
 
 
 
+class FailingProcessor(ScriptProcessor):
+    """The scripted readings, but vision raises on the frames in ``fail_on`` (as a bug would)."""
+
+    def __init__(self, script: Sequence[ScriptFrame], fail_on: set[int]) -> None:
+        super().__init__(script, noise=SURE_READER)
+        self.fail_on = fail_on
+
+    def process(self, frame: Frame) -> tuple[Observation, None]:
+        if frame.index in self.fail_on:
+            raise ZeroDivisionError("division by zero")
+        return super().process(frame)
+
+
+def test_a_frame_vision_fails_on_is_unreadable_and_tracking_goes_on() -> None:
+    script = script_game(START, MOVES, SEED)
+    fail_on = {3, 4, len(script) // 2}
+    source = ScriptSource([FRAME] * len(script))
+    record = track_source(source, SEED, processor=FailingProcessor(script, fail_on),  # type: ignore[arg-type]
+                          start=START, config=FRAMES_AS_GIVEN)
+    assert [p["move"] for p in record["plies"]] == MOVES
+    errors = [e for e in record["events"] if e["kind"] == "vision_error"]
+    assert [e["frame"] for e in errors] == sorted(fail_on)
+    assert errors[0]["error"] == "ZeroDivisionError: division by zero" and "in process" in errors[0]["where"]
+
+
+def test_a_live_session_records_a_vision_failure_and_keeps_following_the_game(tmp_path: Path) -> None:
+    script = script_game(START, MOVES, SEED)
+    session = session_for(script, tmp_path / "db.sqlite", processor=FailingProcessor(script, {3, 4, 5}))
+    session.new_match(south="A", north="B")
+    session.start()
+    assert session.wait(10)
+    state = session.state()
+    assert [p["move"] for p in state["plies"]] == MOVES and state["camera"] == "ended"
+    errors = [e for e in session.repository.list_events() if e["kind"] == "vision_error"]
+    assert len(errors) == 1 and errors[0]["frame"] == 3  # once for the three frames failing alike
+    assert session.error is None
+
+
 class BoardlessProcessor(ScriptProcessor):
     """Every frame a table without a board found on it."""
 

@@ -136,11 +136,13 @@ class _SharedCapture:
         self.closed = False
 
     def read(self) -> tuple[bool, Any] | None:
-        """The next ``(ok, image)``, or None once closed."""
+        """The next ``(ok, image)``, or None once closed; a read that gave no pixels (a broken
+        stream can say ok with an empty image) is not ok."""
         with self._lock:
             if self.closed or self._capture is None:
                 return None
-            return self._capture.read()
+            ok, image = self._capture.read()
+        return ok and image is not None and getattr(image, "size", 0) > 0, image
 
     def release(self) -> None:
         """Let go of the capture (a camera that went away) without closing: :meth:`replace` may follow."""

@@ -166,6 +166,22 @@ def test_video_with_a_corrupt_frame_and_an_early_end(tmp_path: Path) -> None:
     assert capture.released
 
 
+def test_a_read_that_gives_no_pixels_is_a_failed_read(tmp_path: Path) -> None:
+    # A broken stream can answer ok with an empty image; the stability check divided by its width.
+    empty = np.zeros((0, 0, 3), np.uint8)
+
+    class SaysOk(FakeCapture):
+        def read(self) -> tuple[bool, Any]:
+            ok, image = super().read()
+            return (True, image) if image is empty else (ok, image)
+
+    path = tmp_path / "clip.mp4"
+    path.write_bytes(b"x")
+    frames = list(open_source(path, open_capture=lambda _: SaysOk([_image(1), empty, _image(2)], count=3)))
+    assert [f.kind for f in frames] == [FRAME, CORRUPT, FRAME]
+    assert all(f.image is None or f.image.size for f in frames)
+
+
 def test_camera_disconnects_and_comes_back(tmp_path: Path) -> None:
     now = [0.0]
     opened = [FakeCapture([_image(1), None, None]), FakeCapture([], opened=False),
