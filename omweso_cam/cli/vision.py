@@ -167,11 +167,14 @@ def _read_images(args: argparse.Namespace, reader: Any, manual: Any, crops_file:
         t0 = time.perf_counter()
         image, problem = load_image(path)
         reading = None
-        if image is not None and manual is not None:
-            h, w = image.shape[:2]
-            reading = reader.at_corners(manual.corners_px, (w, h), method="manual").read(image)
-        elif image is not None:
-            reading = reader.read(image)
+        try:
+            if image is not None and manual is not None:
+                h, w = image.shape[:2]
+                reading = reader.at_corners(manual.corners_px, (w, h), method="manual").read(image)
+            elif image is not None:
+                reading = reader.read(image)
+        except Exception as exc:  # a bug met on one image must not lose the batch's other readings
+            problem = f"vision failed on this image ({type(exc).__name__}: {exc}); please report it with the image"
         ms = round((time.perf_counter() - t0) * 1000.0, 1)
         record: dict[str, Any]
         if reading is None:

@@ -70,6 +70,26 @@ def test_read_json_one_line_per_image_never_crashing(images: dict[str, Path],
     assert code == 1  # not every image was read
 
 
+def test_an_image_vision_fails_on_does_not_lose_the_batch(images: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from omweso_cam.vision.pipeline import BoardReader
+
+    real_read = BoardReader.read
+    calls: list[int] = []
+
+    def read(self: BoardReader, image: np.ndarray, **kw: object) -> object:
+        calls.append(1)
+        if len(calls) == 1:  # the first image fails, as a bug would
+            raise IndexError("tuple index out of range")
+        return real_read(self, image, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(BoardReader, "read", read)
+    code = main(["read", str(images["gray"]), str(images["board"]), "--json"])
+    failed, board = _lines(capsys)
+    assert failed["status"] == "unreadable_image" and "IndexError: tuple index out of range" in failed["detail"]
+    assert board["status"] == "ok" and code == 1
+
+
 def test_read_says_how_to_go_on_when_no_board_is_found(images: dict[str, Path],
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     # A board in view may not be found (pits the wood's own colour, a dotted cloth): the user is
