@@ -94,8 +94,10 @@ def cmd_track(args: argparse.Namespace) -> int:
     out.write_text(record_json(record), encoding="utf-8")
     alarms = sum(e["kind"] == "illegal_sowing" for e in record["events"])
     faults = sum(e["kind"] == "source_fault" for e in record["events"])
+    failed = sum(e["kind"] == "vision_error" for e in record["events"])
     result = record["result"]
     print(f"{len(record['plies'])} plies, {alarms} illegal sowing(s), {faults} source fault(s)"
+          f"{f', {failed} frame(s) the reader failed on (vision_error events: please report them)' if failed else ''}"
           f"{'' if result is None else ', result ' + result['how'] + ' for ' + str(result['winner'])}"
           f" -> {out}", file=sys.stderr)
     return 0

@@ -49,6 +49,30 @@ def test_track_a_frame_folder_into_a_record(tmp_path: Path, monkeypatch: pytest.
     assert faults == {"corrupt", "stray_file"}
     err = capsys.readouterr().err
     assert "2 plies" in err and "frame" in err  # summary and the progress bar
+    assert "failed on" not in err
+
+
+def test_track_counts_the_frames_the_reader_failed_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    script = script_game(START, ["d1"], SEED)
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    for i in range(len(script)):
+        cv2.imwrite(str(frames / f"frame_{i:04d}.png"), np.full((40, 60, 3), i, np.uint8))
+
+    class Failing(ScriptProcessor):
+        def process(self, frame: Any) -> tuple[Observation, None]:
+            if frame.index == 2:
+                raise ValueError("a bug")
+            return super().process(frame)
+
+    monkeypatch.setattr("omweso_cam.runner.make_processor", lambda *a, **k: Failing(script))
+    out = tmp_path / "record.json"
+    assert main(["track", str(frames), "--fps", "10", "--out", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert [p["move"] for p in record["plies"]] == ["d1"]
+    assert [e["frame"] for e in record["events"] if e["kind"] == "vision_error"] == [2]
+    assert "1 frame(s) the reader failed on" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
