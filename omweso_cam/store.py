@@ -357,13 +357,13 @@ class MatchRepository:
     # ------------------------------------------------------------------ reads
 
     def _match_row(self, match_id: int) -> sqlite3.Row:
-        rows = self._query("SELECT * FROM matches WHERE id = ?", (match_id,))
+        rows = self._query("SELECT * FROM matches WHERE id = ?", (match_id,)) if _is_row_id(match_id) else []
         if not rows:
             raise UnknownRecordError(f"no match with id {match_id}")
         return rows[0]
 
     def _game_row(self, game_id: int) -> sqlite3.Row:
-        rows = self._query("SELECT * FROM games WHERE id = ?", (game_id,))
+        rows = self._query("SELECT * FROM games WHERE id = ?", (game_id,)) if _is_row_id(game_id) else []
         if not rows:
             raise UnknownRecordError(f"no game with id {game_id}")
         return rows[0]
@@ -395,6 +395,8 @@ class MatchRepository:
 
     def get_game(self, game_id: int) -> dict[str, Any] | None:
         """One game with its plies and events, or None."""
+        if not _is_row_id(game_id):
+            return None
         rows = self._query(f"{_GAMES_WITH_PLY_COUNT} WHERE g.id = ?", (game_id,))
         return self._game_dict(rows[0], with_plies=True) if rows else None
 
@@ -623,6 +625,16 @@ def _record_from_text(text: str) -> dict[str, Any]:
 
 
 #: Games with their number of plies, in one statement (add WHERE / ORDER BY on ``g``).
+#: SQLite's integers, row ids among them, are signed 64-bit.
+_MAX_ROW_ID = 2**63 - 1
+
+
+def _is_row_id(value: int) -> bool:
+    """Whether ``value`` can name a row at all (an id beyond SQLite's integers names none; binding it
+    would raise OverflowError, as a typed-in id of 25 digits did)."""
+    return -_MAX_ROW_ID - 1 <= value <= _MAX_ROW_ID
+
+
 _GAMES_WITH_PLY_COUNT = (
     "SELECT g.*, (SELECT COUNT(*) FROM plies AS p WHERE p.game_id = g.id) AS ply_count FROM games AS g"
 )

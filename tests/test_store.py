@@ -162,6 +162,12 @@ def test_games_version_changes_with_every_game_or_ply_write(repo: MatchRepositor
 
 def test_unknown_ids_and_bad_plies_are_refused_without_writing(repo: MatchRepository) -> None:
     assert repo.get_match(99) is None and repo.get_game(99) is None
+    huge = 10**25  # beyond SQLite's integers: binding it raised OverflowError
+    assert repo.get_match(huge) is None and repo.get_game(huge) is None and repo.get_match(-huge) is None
+    with pytest.raises(StoreError, match=f"no game with id {huge}"):
+        repo.export_game(huge)
+    with pytest.raises(StoreError, match=f"no game with id {huge}"):
+        repo.add_ply(huge, n=1, move="h1", side="S", after=AFTER_H1)
     with pytest.raises(StoreError, match="no game with id 99"):
         repo.add_ply(99, n=1, move="h1", side="S", after=AFTER_H1)
     with pytest.raises(StoreError, match="no match with id 5"):

@@ -48,6 +48,8 @@ def test_unknown_game_is_404(client: FlaskClient) -> None:
     assert client.get("/api/games/999").status_code == 404
     assert client.get("/api/games/999/export?fmt=json").status_code == 404
     assert client.get("/api/games/abc").status_code == 404
+    assert client.get(f"/api/games/{10**25}").status_code == 404  # past SQLite's integers: was a 500
+    assert client.get(f"/api/games/{10**25}/export").status_code == 404
 
 
 def test_export_json_and_text(client: FlaskClient, recorded: dict[str, int]) -> None:
