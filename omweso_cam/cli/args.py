@@ -81,16 +81,18 @@ def port(text: str) -> int:
     return value
 
 
-def whole_number(minimum: int) -> Callable[[str], int]:
-    """A type for whole numbers of at least ``minimum`` (a count of images, plies, a limit)."""
+def whole_number(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """A type for whole numbers of at least ``minimum`` and at most ``maximum`` (a count of images,
+    plies, a limit, server threads)."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             value = minimum - 1
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be a whole number, {minimum} or more, got {text!r}")
+        if value < minimum or (maximum is not None and value > maximum):
+            span = f"{minimum} or more" if maximum is None else f"{minimum} to {maximum}"
+            raise argparse.ArgumentTypeError(f"must be a whole number, {span}, got {text!r}")
         return value
 
     return parse

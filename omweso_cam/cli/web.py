@@ -12,10 +12,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from omweso_cam.cli.args import add_db_option, port, positive_number, seconds
+from omweso_cam.cli.args import add_db_option, port, positive_number, seconds, whole_number
 
 #: Default waitress pool: every SSE or MJPEG viewer holds one thread while it watches.
 DEFAULT_THREADS = 256
+#: The most ``--threads`` allowed: 20 times the 100 viewers the dashboard is load-checked with
+#: (README, Benchmarks); asked for 10^23, waitress tried to start them all and died.
+MAX_THREADS = 2048
+#: The fewest: one more than the threads the server keeps for page loads and the referee
+#: (``ServerConfig.reserved_threads``; not imported here, which would load Flask for every command).
+MIN_THREADS = 17
 
 
 def _add_server_options(parser: argparse.ArgumentParser, *, default_port: int) -> None:
@@ -23,9 +29,9 @@ def _add_server_options(parser: argparse.ArgumentParser, *, default_port: int) -
                         help="address to bind (default 127.0.0.1: this computer only; 0.0.0.0 for the LAN)")
     parser.add_argument("--port", type=port, default=default_port,
                         help=f"TCP port (default {default_port}; 0 picks a free one)")
-    parser.add_argument("--threads", type=int, default=DEFAULT_THREADS,
-                        help=f"server threads (default {DEFAULT_THREADS}); each open viewer stream holds one, "
-                             "16 are kept for page loads and the referee")
+    parser.add_argument("--threads", type=whole_number(MIN_THREADS, MAX_THREADS), default=DEFAULT_THREADS,
+                        help=f"server threads, {MIN_THREADS} to {MAX_THREADS} (default {DEFAULT_THREADS}); each open "
+                             f"viewer stream holds one, {MIN_THREADS - 1} are kept for page loads and the referee")
     parser.add_argument("--exit-after", type=seconds, default=None, metavar="SECONDS",
                         help="stop by itself after SECONDS (for scripts and tests)")
 
