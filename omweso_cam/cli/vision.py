@@ -463,17 +463,22 @@ def _read_crops_csv(path: str, *, need_counts: bool) -> tuple[list[str], Any, li
     """(paths, canonical crops, counts or None, problems) of a crops CSV."""
     import numpy as np
 
+    from omweso_cam.observation import MAX_COUNT
     from omweso_cam.vision.count import CountConfig, normalise_crop
     from omweso_cam.vision.pipeline import load_image
 
     base = Path(path).parent
-    with open(path, newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        if reader.fieldnames is None or "path" not in reader.fieldnames:
-            raise ValueError(f"{path}: needs a header with a 'path' column (and 'count')")
-        if need_counts and "count" not in reader.fieldnames:
-            raise ValueError(f"{path}: needs a 'count' column")
-        rows = list(reader)
+    # utf-8-sig: a spreadsheet's "CSV UTF-8" begins with a byte-order mark, which would stick to 'path'.
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        try:
+            reader = csv.DictReader(fh)
+            if reader.fieldnames is None or "path" not in reader.fieldnames:
+                raise ValueError(f"{path}: needs a header with a 'path' column (and 'count')")
+            if need_counts and "count" not in reader.fieldnames:
+                raise ValueError(f"{path}: needs a 'count' column")
+            rows = list(reader)
+        except UnicodeDecodeError:
+            raise ValueError(f"{path}: not a text CSV in UTF-8 (save it as 'CSV UTF-8')") from None
     paths, crops, counts, problems = [], [], [], []
     has_counts = "count" in (rows[0] if rows else {})
     for line, row in enumerate(rows, start=2):
@@ -483,7 +488,9 @@ def _read_crops_csv(path: str, *, need_counts: bool) -> tuple[list[str], Any, li
             try:
                 count = int(row["count"])
             except ValueError:
-                problems.append(f"line {line}: count {row['count']!r} is not a whole number")
+                count = -1
+            if not 0 <= count <= MAX_COUNT:
+                problems.append(f"line {line}: count {row['count']!r} is not a whole number 0..{MAX_COUNT}")
                 continue
         if image is None:
             problems.append(f"line {line}: {row['path']}: {problem}")

@@ -231,6 +231,18 @@ def test_calibrate_seeds_and_count_crops(tmp_path: Path, capsys: pytest.CaptureF
     bad = tmp_path / "bad.csv"
     bad.write_text("file,count\nx.png,1\n")
     assert main(["calibrate", "seeds", "--examples", str(bad), "--out", str(model)]) == 2
+    capsys.readouterr()
+    # A spreadsheet's "CSV UTF-8" (a byte-order mark, CRLF lines) was refused as having no 'path' column.
+    excel = tmp_path / "excel.csv"
+    excel.write_bytes(b"\xef\xbb\xbfpath,count\r\n" + b"".join(f"{p},{c}\r\n".encode() for p, c in rows)
+                      + b"crops/b31_00.png,99999999999999999999999\r\n")
+    assert main(["calibrate", "seeds", "--examples", str(excel), "--out", str(model)]) == 0
+    err = capsys.readouterr().err
+    assert f"line {len(rows) + 2}: count '99999999999999999999999' is not a whole number 0..64" in err
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("path,count\ncrops/caf\u00e9.png,1\n".encode("latin-1"))
+    assert main(["calibrate", "seeds", "--examples", str(latin), "--out", str(model)]) == 2
+    assert "latin.csv: not a text CSV in UTF-8" in capsys.readouterr().err
 
 
 def test_saved_crops_count_as_the_reader_counted(images: dict[str, Path], tmp_path: Path,
