@@ -503,6 +503,7 @@ class MatchRepository:
         ``fmt`` is "json" or "text" (guessed from the first character when None).
         A record that does not check out raises :class:`StoreError` and stores nothing.
         """
+        text = text.removeprefix("\ufeff")  # a byte-order mark, as Windows editors save UTF-8
         if fmt is None:
             fmt = "json" if text.lstrip().startswith("{") else "text"
         if fmt == "json":

@@ -302,6 +302,14 @@ def test_json_export_imports_back_with_frames(repo: MatchRepository) -> None:
     assert copy is not None and copy["plies"][0]["frame"] == 12 and copy["plies"][0]["side"] == "S"
 
 
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_record_saved_by_a_windows_editor_imports(repo: MatchRepository, fmt: str) -> None:
+    # Notepad saves UTF-8 with a byte-order mark and CRLF lines: the mark was 'line 1: cannot read'.
+    text = "\ufeff" + repo.export_game(_played_game(repo), fmt=fmt).replace("\n", "\r\n")
+    copy = repo.get_game(repo.import_game(text))
+    assert copy is not None and [p["move"] for p in copy["plies"]] == ["h1"]
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
