@@ -131,7 +131,7 @@ class Calibration:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Calibration:
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            text = Path(path).read_text(encoding="utf-8-sig")  # -sig: a byte-order mark, as Windows editors save
         except (OSError, UnicodeDecodeError) as exc:
             raise CalibrationError(f"cannot read calibration {path}: {exc}") from exc
         try:

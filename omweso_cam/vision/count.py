@@ -426,7 +426,7 @@ def save_seed_model(model: SeedModel, path: str) -> None:
 def load_seed_model(path: str) -> SeedModel:
     """Read a seed model JSON (a bare one, or the ``seed_model`` of a calibration file)."""
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8-sig") as fh:  # -sig: a byte-order mark, as Windows editors save
             data = json.load(fh)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SeedModelError(f"cannot read seed model {path}: {exc}") from exc

@@ -16,7 +16,7 @@ from omweso_cam.vision.calibration import (
     CalibrationError,
     check_drift,
 )
-from omweso_cam.vision.count import SeedModel, SeedModelError
+from omweso_cam.vision.count import SeedModel, SeedModelError, load_seed_model
 from omweso_cam.vision.counter_net import COUNTS, CounterHead
 from omweso_cam.vision.grid import nominal_grid
 from omweso_cam.vision.pipeline import load_image
@@ -42,6 +42,10 @@ def test_round_trip(tmp_path: Path) -> None:
     assert back.seed_model is not None and back.seed_model.source == "test"
     np.testing.assert_allclose(back.seed_model.counter.weights, model.counter.weights)
     assert back.reference_score == 3.5
+    # The same file after a Windows editor saved it (a byte-order mark): "not JSON" before.
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    np.testing.assert_allclose(Calibration.load(path).corners_px, CORNERS)
+    assert load_seed_model(str(path)).source == "test"
 
 
 def test_migrates_version_1(tmp_path: Path) -> None:
