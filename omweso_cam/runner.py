@@ -893,7 +893,7 @@ class LiveSession:
         """Set the board corners (TL, TR, BR, BL, pixels of the current frame) and save them."""
         import numpy as np
 
-        from omweso_cam.vision.calibration import Calibration
+        from omweso_cam.vision.calibration import Calibration, reference_score
 
         corners = np.asarray(corners_px, dtype=np.float64)
         if corners.shape != (4, 2) or not np.all(np.isfinite(corners)):
@@ -912,9 +912,14 @@ class LiveSession:
         # New corners; the rig's camera intrinsics and seed model (if it had them) are kept.
         reader = self._processor.reader if self._processor is not None else None
         previous = reader.calibration if reader is not None else None
+        # The board's pit-pattern score on this frame, for the drift check to compare with. Without
+        # it a board of weak contrast (below the absolute bar of DriftConfig.min_score), the kind
+        # whose corners people click because it is not found, was called moved on every frame
+        # and, not found again, read as no board at all.
         calibration = Calibration(corners_px=corners, image_size=(w, h), method="manual",
                                   seed_model=previous.seed_model if previous else None,
-                                  intrinsics=previous.intrinsics if previous else None)
+                                  intrinsics=previous.intrinsics if previous else None,
+                                  reference_score=reference_score(image, corners))
         path = self.calibration_path or Path(self.repository.path).with_name("calibration.json")
         calibration.save(path)
         self.calibration_path = path

@@ -302,14 +302,13 @@ def _load_for_calibration(path: str) -> Any:
 def cmd_calibrate_board(args: argparse.Namespace) -> int:
     import cv2
 
-    from omweso_cam.vision.calibration import Calibration
+    from omweso_cam.vision.calibration import Calibration, reference_score
     from omweso_cam.vision.count import (
         SeedModelError,
         fit_seed_model,
         load_seed_model,
         pit_crops_from_image,
     )
-    from omweso_cam.vision.grid import lattice_score
     from omweso_cam.vision.localise import (
         CornersError,
         find_board,
@@ -380,7 +379,7 @@ def cmd_calibrate_board(args: argparse.Namespace) -> int:
         return _error(str(exc))
     corners = found.corners_px / scale
     calibration = Calibration(corners, (w, h), (board.image.shape[1], board.image.shape[0]), grid, model, None, found.method,
-                              round(lattice_score(image, found.corners_px), 3))
+                              reference_score(image, found.corners_px))
     calibration.save(args.out)
     # Said now, while the camera can still be moved: every read through this rig would say it.
     warnings = count_warnings(image, board, grid, config) + orientation_warnings(found)

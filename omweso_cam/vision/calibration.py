@@ -214,8 +214,9 @@ class DriftConfig:
     """When to call the board moved.
 
     The pit pattern at the calibrated corners is compared with the score measured when the
-    rig was calibrated (``min_score_ratio`` of it); only a calibration without that score
-    (a manual one, a session's lock) is held to the absolute ``min_score``. Held to both, a
+    rig was calibrated (``min_score_ratio`` of it; :func:`reference_score`, measured by ``calibrate``
+    and by the dashboard's calibration page, which until 2026-12-05 stored none); only a calibration
+    without that score (a session's lock, an older file) is held to the absolute ``min_score``. Held to both, a
     board of weak contrast (scoring 0.25-0.5 at its own calibration, 3 of the 56 sample
     stills and some of track_bench's films) was "moved" on the very frame it was calibrated
     on, and every frame after was searched for afresh.
@@ -235,6 +236,14 @@ class Drift:
     moved: bool
     score: float
     reference: float | None
+
+
+def reference_score(image_bgr: np.ndarray, corners_px: np.ndarray) -> float:
+    """The pit-pattern score of the board at ``corners_px`` in the frame a calibration is made on:
+    what :func:`check_drift` later compares each frame with (rounded, as stored)."""
+    from omweso_cam.vision.grid import lattice_score
+
+    return round(lattice_score(image_bgr, np.asarray(corners_px, np.float64)), 3)
 
 
 def check_drift(image_bgr: np.ndarray, calibration: Calibration, *, config: DriftConfig = DriftConfig()) -> Drift:
