@@ -60,8 +60,13 @@ def cmd_track(args: argparse.Namespace) -> int:
         record_json,
         track_source,
     )
-    from omweso_cam.vision.frames import SourceConfig, SourceError, open_source
+    from omweso_cam.vision.frames import SourceConfig, SourceError, is_image_file, open_source
 
+    if Path(args.source).is_file() and is_image_file(Path(args.source)):
+        # OpenCV opens a photo as a film of one frame: a record of no moves, said to be done.
+        print(f"omweso-cam track: {args.source} is one photo; track follows a game through a video or a folder "
+              "of frames (read a photo's counts with `omweso-cam read`)", file=sys.stderr)
+        return 2
     try:
         rules = rules_from_cli(args.rules, args.option)
         start = Position.from_notation(args.start) if args.start else None

@@ -11,6 +11,7 @@ import pytest
 from omweso_cam.cli import main
 from omweso_cam.observation import Observation
 from omweso_cam.reconcile.simulate import observe, script_game
+from omweso_cam.resources import samples_dir
 from omweso_cam.rules import Position, RuleSet
 from omweso_cam.store import MatchRepository
 
@@ -82,6 +83,8 @@ def test_track_counts_the_frames_the_reader_failed_on(tmp_path: Path, monkeypatc
         (["track", ".", "--start", "1,2,3 S", "--out", "x.json"], "bad position"),
         (["track", ".", "--rules", "chess", "--out", "x.json"], "unknown rules preset"),
         (["track", ".", "--option", "nonsense", "--out", "x.json"], "KEY=VALUE"),
+        # a photo: OpenCV opened it as a film of one frame and track wrote a record of nothing
+        (["track", str(samples_dir() / "stills" / "still_000.jpg"), "--out", "x.json"], "is one photo"),
     ],
 )
 def test_track_refuses_bad_input(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
