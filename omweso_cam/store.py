@@ -112,12 +112,13 @@ class MatchRepository:
         try:
             self._conn.row_factory = sqlite3.Row
             self._conn.execute("PRAGMA foreign_keys = ON")
-            self._refuse_a_stranger()  # before WAL, which would stay switched on in its file
+            version = self.schema_version()
+            self._refuse_a_stranger(version)  # before WAL, which would stay switched on in its file
             if self.path != ":memory:":
                 self._conn.execute("PRAGMA journal_mode = WAL")
             # FULL: a committed ply survives power loss too, not only a killed process.
             self._conn.execute("PRAGMA synchronous = FULL")
-            self._migrate(migrations)
+            self._migrate(migrations, version)
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise StoreError(f"{self.path}: not an omweso-cam database ({exc})") from exc
@@ -127,10 +128,10 @@ class MatchRepository:
 
     # ------------------------------------------------------------------ plumbing
 
-    def _refuse_a_stranger(self) -> None:
-        """A database another program wrote (tables, no omweso-cam schema version) is left as it is:
+    def _refuse_a_stranger(self, version: int) -> None:
+        """A database another program wrote (tables, no omweso-cam schema ``version``) is left as it is:
         the migrations would add omweso-cam's tables to it."""
-        if self.schema_version() == 0:
+        if version == 0:
             tables = [row[0] for row in self._conn.execute(
                 "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
             if tables:
@@ -138,8 +139,7 @@ class MatchRepository:
                                  f"{', '.join(tables[:5])}{', ...' if len(tables) > 5 else ''}); omweso-cam "
                                  "keeps its games in a file of its own")
 
-    def _migrate(self, migrations: Sequence[Migration]) -> None:
-        current = self.schema_version()
+    def _migrate(self, migrations: Sequence[Migration], current: int) -> None:
         known = max((m.version for m in migrations), default=0)
         if current > known:
             raise StoreError(
