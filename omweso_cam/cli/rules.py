@@ -131,7 +131,7 @@ def _moves(args: argparse.Namespace) -> int:
         if args.position:
             return _fail("--jsonl reads positions from stdin; give no POSITION argument")
         for line in sys.stdin:
-            text = line.strip()
+            text = line.strip().removeprefix("\ufeff")  # a file saved with a byte-order mark, piped in
             if not text:
                 continue
             try:

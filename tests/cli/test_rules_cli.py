@@ -25,7 +25,8 @@ def test_moves_lists_every_move(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_moves_jsonl(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr("sys.stdin", io.StringIO(f"{E10}\nnot a position\n\n{E13}\n"))
+    # The first line as a file saved with a byte-order mark begins (it was "not a count").
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"\ufeff{E10}\nnot a position\n\n{E13}\n"))
     assert main(["rules", "moves", "--jsonl", "--rules", "traditional"]) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert len(records) == 3
