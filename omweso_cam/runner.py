@@ -270,11 +270,11 @@ class FrameProcessor:
 #: Under the video when no board is found (see LiveSession._handle_frame).
 NO_BOARD_HINT = "if a board is in view, click its corners on the Calibration page"
 
-#: How an observation begins whose frame the vision stage failed on (see :func:`observe`).
+#: How an observation begins whose frame the vision stage failed on (see :func:`observe_frame`).
 VISION_ERROR = "vision failed on this frame"
 
 
-def observe(processor: FrameProcessor, frame: Frame) -> tuple[Observation, Reading | None, dict[str, str] | None]:
+def observe_frame(processor: FrameProcessor, frame: Frame) -> tuple[Observation, Reading | None, dict[str, str] | None]:
     """``processor.process(frame)``, and what went wrong if it raised.
 
     A frame that makes the vision stage raise (a bug, or an image no test foresaw) is an
@@ -359,7 +359,7 @@ def track_source(
                 tracker.update(Observation(frame.index, frame.timestamp_s, UNREADABLE))
             continue
         frames += 1
-        observation, _, error = observe(processor, frame)
+        observation, _, error = observe_frame(processor, frame)
         if error is not None:
             events.append({"kind": "vision_error", "frame": frame.index, **error})
         for event in tracker.update(observation):
@@ -559,7 +559,7 @@ class LiveSession:
                                   frame=frame.index)
             self._publish_state()
             return
-        observation, reading, error = observe(self._processor, frame)
+        observation, reading, error = observe_frame(self._processor, frame)
         if error is not None and error != self._vision_error:  # once for a run of frames failing alike
             with self._lock:
                 self._store_event("vision_error", error, frame=frame.index)
