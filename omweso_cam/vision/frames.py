@@ -340,7 +340,7 @@ class VideoFileSource(FrameSource):
             if read is None:
                 return
             ok, image = read
-            if ok and image is not None:
+            if ok:  # (_SharedCapture.read: ok means an image with pixels)
                 bad = 0
                 self._pacer.wait_until(timestamp)
                 yield Frame(index, timestamp, image)
@@ -388,7 +388,7 @@ class LiveSource(FrameSource):
                 return
             ok, image = read
             timestamp = self._clock() - start
-            if ok and image is not None:
+            if ok:
                 bad = 0
                 yield Frame(index, timestamp, image)
                 index += 1
