@@ -160,9 +160,8 @@ def serve_session(
     announce(f"  referee (keep private): {server.url}?token={token}")
     announce(f"  viewers (read-only):    {server.url}")
     announce(f"  OBS overlay:            {server.url}overlay")
-    note = getattr(session, "rate_note", None)  # a stand-in session need not have one
-    if note:
-        announce(f"Note: {note}")
+    if session.rate_note:
+        announce(f"Note: {session.rate_note}")
     announce("Press Ctrl-C to stop.")
     timer = None
     if exit_after_s is not None:

@@ -83,6 +83,7 @@ class FakeSession:
         self._jpeg: bytes | None = TINY_JPEG
         self._raw: bytes | None = TINY_JPEG
         self.lifecycle: list[str] = []
+        self.rate_note: str | None = None  # LiveSession's note on a guessed frame rate
 
     # -------------------------------------------------------------- LiveSession interface
     def start(self) -> None:
