@@ -625,7 +625,6 @@ def _record_from_text(text: str) -> dict[str, Any]:
     return _checked(game, [])
 
 
-#: Games with their number of plies, in one statement (add WHERE / ORDER BY on ``g``).
 #: SQLite's integers, row ids among them, are signed 64-bit.
 _MAX_ROW_ID = 2**63 - 1
 
@@ -636,6 +635,7 @@ def _is_row_id(value: int) -> bool:
     return -_MAX_ROW_ID - 1 <= value <= _MAX_ROW_ID
 
 
+#: Games with their number of plies, in one statement (add WHERE / ORDER BY on ``g``).
 _GAMES_WITH_PLY_COUNT = (
     "SELECT g.*, (SELECT COUNT(*) FROM plies AS p WHERE p.game_id = g.id) AS ply_count FROM games AS g"
 )
