@@ -99,6 +99,19 @@ def most_likely_counts(log_likelihoods: Sequence[Sequence[float]]) -> tuple[int,
     return tuple(max(range(len(row)), key=row.__getitem__) for row in log_likelihoods)
 
 
+def fit_board(log_likelihoods: Sequence[Sequence[float]], total: int, *, window: int,
+              max_cost: float) -> tuple[int, ...] | None:
+    """The most likely counts holding exactly ``total`` seeds, every pit within ``window`` seeds of its
+    own most likely count, when they cost at most ``max_cost`` nats against the pits' own most likely
+    counts; None when no such board does (the reading cannot be a board of ``total`` seeds, misread
+    by a little)."""
+    # Boards dearer than the limit are not looked at (a hair over it: the check below decides).
+    fit = fit_total(log_likelihoods, total, window=window, max_cost=max_cost + 1e-3)
+    if fit is None or math.fsum(max(row) for row in log_likelihoods) - fit[1] > max_cost:
+        return None
+    return fit[0]
+
+
 def fit_total(
     log_likelihoods: Sequence[Sequence[float]], total: int, *, max_per_pit: int | None = None,
     window: int | None = None, max_cost: float | None = None,

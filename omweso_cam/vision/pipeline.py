@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 import cv2
 import numpy as np
 
-from omweso_cam.observation import NO_BOARD, OCCLUDED, STABLE, UNREADABLE, Observation, fit_total
+from omweso_cam.observation import NO_BOARD, OCCLUDED, STABLE, UNREADABLE, Observation, fit_board
 from omweso_cam.vision.blur import RimBlur, rim_blur
 from omweso_cam.vision.calibration import Calibration, DriftConfig, check_drift
 from omweso_cam.vision.count import (
@@ -174,7 +174,7 @@ class ReaderConfig:
     max_lattice_offcentre_of_pitch: float = 0.3
     # An Omweso board at rest holds all its 64 seeds (RULES.md §1: captured seeds change sides,
     # none leaves the board). A reading whose most likely counts hold another total is brought
-    # to board_seeds the most likely way (observation.fit_total: of the boards of 64 seeds with
+    # to board_seeds the most likely way (observation.fit_board: of the boards of 64 seeds with
     # every pit within board_fit_window seeds of its own most likely count, the one the per-pit
     # likelihoods favour) when that costs at most board_total_max_nats of log-likelihood; a
     # reading further off (a set-up half laid, a dark board the counter barely sees) keeps its
@@ -549,17 +549,15 @@ class BoardReader:
         seeds = self.config.board_seeds
         if seeds is None or sum(counts) == seeds:
             return counts, ""
-        ll = pit_counts.log_likelihoods
-        # Boards dearer than the limit are not looked at (a hair over it: the float32 check below decides).
-        fit = fit_total(ll.tolist(), seeds, window=self.config.board_fit_window,
-                        max_cost=self.config.board_total_max_nats + 1e-3)
+        fit = fit_board(pit_counts.log_likelihoods.tolist(), seeds, window=self.config.board_fit_window,
+                        max_cost=self.config.board_total_max_nats)
         read = f"{sum(counts)} seeds read"
-        if fit is None or float(ll.max(axis=1).sum()) - fit[1] > self.config.board_total_max_nats:
+        if fit is None:
             return counts, f"{read}, too far from the board's {seeds} to fit (seeds off the board, or misread)"
         from omweso_cam.rules import square_name
 
-        changed = ", ".join(square_name(i) for i, (a, b) in enumerate(zip(counts, fit[0], strict=True)) if a != b)
-        return fit[0], f"{read}; brought to the board's {seeds} in {changed}"
+        changed = ", ".join(square_name(i) for i, (a, b) in enumerate(zip(counts, fit, strict=True)) if a != b)
+        return fit, f"{read}; brought to the board's {seeds} in {changed}"
 
     def rectify_board(self, image: np.ndarray, location: BoardLocation) -> RectifiedBoard:
         """The top-down board image at ``location`` (the calibrated size when reading at calibrated corners)."""
