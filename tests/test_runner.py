@@ -654,6 +654,48 @@ def test_the_live_reader_shows_the_counts_the_camera_sees() -> None:
     assert make_processor().reader.config == live_reader().config
 
 
+class CountsReader:
+    """Stands in for the live reader: every frame read as ``counts``, each pit sure of its count."""
+
+    def __init__(self, counts: Sequence[int]) -> None:
+        self.calibration = None
+        self.config = live_reader().config
+        self.counts = tuple(counts)
+
+    def read(self, image: np.ndarray, *, frame_index: int = 0, timestamp_s: float = 0.0) -> Any:
+        from omweso_cam.vision.pipeline import Reading
+
+        return Reading("ok", Observation.from_counts(self.counts, frame_index=frame_index, timestamp_s=timestamp_s,
+                                                     sigma=0.3), counts=self.counts, confidence=0.9)
+
+
+class StillStability(StubStability):
+    def update(self, image: np.ndarray) -> str:
+        return "stable"
+
+
+def read_as(counts: Sequence[int]) -> Observation:
+    from omweso_cam.runner import FrameProcessor
+
+    processor = FrameProcessor(CountsReader(counts), StillStability())  # type: ignore[arg-type]
+    return processor.process(Frame(0, 0.0, np.zeros((8, 8, 3), np.uint8)))[0]
+
+
+def test_counts_that_cannot_be_the_games_64_seeds_are_noted_under_the_video() -> None:
+    from omweso_cam.runner import SEEDS_NOTE
+
+    # A few pits misread by a seed: a board of 64 misread a little, nothing to say.
+    assert SEEDS_NOTE not in read_as([4] * 8 + [0] * 16 + [3, 4, 4, 4, 4, 4, 5, 3]).detail
+    assert SEEDS_NOTE not in read_as(START.board).detail
+    # A whole row unseen (a dark board whose seeds the counter barely sees, or seeds in a hand):
+    # no board of 64 is near it. Said, with the counts as read; the tracker still trusts them.
+    short = read_as([4] * 8 + [0] * 16 + [0] * 8)
+    assert short.detail.startswith(SEEDS_NOTE) and "32 seeds read of the board's 64" in short.detail
+    assert not short.unreliable and short.counts() == (4,) * 8 + (0,) * 24
+    # Too many seeds as well (none can be added to a board).
+    assert SEEDS_NOTE in read_as([4] * 8 + [0] * 16 + [8] * 8).detail
+
+
 class RecordedScript(ScriptSource):
     """The script as a recording (a video file or frame folder would be): it may be held."""
 
