@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from omweso_cam.vision.stability import StabilityMonitor
 
 #: How the note on counts that cannot be the game's 64 seeds begins (FrameProcessor._seed_total_noted).
-SEEDS_NOTE = "seeds not all seen"
+SEEDS_NOTE = "counts far from the board's 64 seeds"
 
 #: Camera states beyond the observation statuses.
 DISCONNECTED = "disconnected"
@@ -293,9 +293,8 @@ class FrameProcessor:
                      max_cost=config.board_total_max_nats) is not None:
             return observation
         read = sum(most_likely_counts(observation.log_likelihoods))
-        note = (f"{SEEDS_NOTE}: {read} seeds read of the board's {TOTAL_SEEDS}, too far off to be a few pits "
-                "misread (seeds in a hand or off the board; else light the board well and keep the camera "
-                "steady and close enough)")
+        note = (f"{SEEDS_NOTE}: {read} read, more than a few pits misread (seeds in a hand or off the board; "
+                "else light the board well and keep the camera steady and close enough)")
         return replace(observation, detail="; ".join(filter(None, (observation.detail, note))))
 
 

@@ -690,10 +690,10 @@ def test_counts_that_cannot_be_the_games_64_seeds_are_noted_under_the_video() ->
     # A whole row unseen (a dark board whose seeds the counter barely sees, or seeds in a hand):
     # no board of 64 is near it. Said, with the counts as read; the tracker still trusts them.
     short = read_as([4] * 8 + [0] * 16 + [0] * 8)
-    assert short.detail.startswith(SEEDS_NOTE) and "32 seeds read of the board's 64" in short.detail
+    assert short.detail.startswith(SEEDS_NOTE) and "64 seeds: 32 read" in short.detail
     assert not short.unreliable and short.counts() == (4,) * 8 + (0,) * 24
     # Too many seeds as well (none can be added to a board).
-    assert SEEDS_NOTE in read_as([4] * 8 + [0] * 16 + [8] * 8).detail
+    assert "64 seeds: 96 read" in read_as([4] * 8 + [0] * 16 + [8] * 8).detail
 
 
 class RecordedScript(ScriptSource):
