@@ -21,7 +21,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omweso_cam.events import EventBus
-from omweso_cam.observation import MOVING, NO_BOARD, STABLE, UNREADABLE, Observation
+from omweso_cam.observation import (
+    MOVING,
+    NO_BOARD,
+    STABLE,
+    UNREADABLE,
+    Observation,
+    fit_board,
+    most_likely_counts,
+)
 from omweso_cam.reconcile.tracker import (
     GAME_OVER,
     ILLEGAL_PHASE,
@@ -38,6 +46,7 @@ from omweso_cam.reconcile.tracker import (
 )
 from omweso_cam.rules import (
     MODES,
+    TOTAL_SEEDS,
     GameResult,
     Match,
     Move,
@@ -283,9 +292,6 @@ class FrameProcessor:
         followed on 120 fresh films, not the 0.5% asked of it before they were read
         (docs/tracking.md, "Twenty fresh seeds, and counts that cannot be the board's 64 seeds").
         """
-        from omweso_cam.observation import fit_board, most_likely_counts
-        from omweso_cam.rules.notation import TOTAL_SEEDS
-
         if observation.log_likelihoods is None:
             return observation
         config = self.reader.config
