@@ -164,8 +164,9 @@ class _SharedCapture:
         self.closed = True
         waited = self._lock.acquire(timeout=self.CLOSE_WAIT_S)
         try:
-            if self._capture is not None:
-                self._capture.release()
+            capture, self._capture = self._capture, None  # released once, whatever is called after
+            if capture is not None:
+                capture.release()
         finally:
             if waited:
                 self._lock.release()

@@ -21,6 +21,7 @@ from omweso_cam.vision.frames import (
     FrameSource,
     SourceConfig,
     SourceError,
+    _SharedCapture,
     open_source,
 )
 
@@ -137,6 +138,7 @@ class FakeCapture:
 
     def __init__(self, script: list[Any], *, opened: bool = True, count: int = 0) -> None:
         self.script, self.opened, self.count, self.released = list(script), opened, count, False
+        self.releases = 0
 
     def isOpened(self) -> bool:
         return self.opened
@@ -152,6 +154,7 @@ class FakeCapture:
 
     def release(self) -> None:
         self.released = True
+        self.releases += 1
 
 
 def test_video_with_a_corrupt_frame_and_an_early_end(tmp_path: Path) -> None:
@@ -240,6 +243,16 @@ class SlowCapture(FakeCapture):
     def release(self) -> None:
         self.released_mid_read |= self.reading
         super().release()
+
+
+def test_a_closed_capture_is_released_once() -> None:
+    capture = FakeCapture([_image(1)])
+    shared = _SharedCapture(capture)
+    shared.close()
+    shared.release()
+    shared.close()
+    assert capture.releases == 1
+    assert shared.read() is None
 
 
 @pytest.mark.parametrize("target", ["video", "0"])
