@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/counter_data.py --boards 200 --seed 800000 --style unseen --out /tmp/counter/unseen.npz
     .venv/bin/python benchmarks/counter_data.py --boards 150 --seed 11000000 --tilt 38 58 --out /tmp/counter/steep.npz
     .venv/bin/python benchmarks/counter_data.py --boards 800 --seed 6400000 --style randomised --dark --counts 0 8 --out /tmp/c/tr_dark.npz
+    .venv/bin/python benchmarks/counter_data.py --images /tmp/traced --out /tmp/c/tr_traced.npz
 
 Training data for the seed-count network (``benchmarks/train_counter.py``). Each
 board is rendered (default style unless ``--style``), rectified from its true
@@ -22,7 +23,10 @@ vision_bench's seed-size table showed larger seeds counted worse), apart from th
 ``--frame W H`` renders into a frame of that size (the films of ``track_bench.py`` are 800x450,
 their pits 24-55 px; at the default 1280x720 few pits are under 36 px), the scene otherwise as drawn.
 Seeds never overlap with ``benchmarks/vision_bench.py`` (900,001+) or the
-sample corpus (2026).
+sample corpus (2026). ``--images DIR`` renders nothing: it cuts the pits of every image in DIR
+that has a truth JSON beside it (the format of ``sample_images/stills``: boards another renderer
+made, such as ``traced_boards.py``'s, or labelled photographs) at their true corners and pit
+centres, the same way (``cut_pits``); no seed centres are known there (``points`` all NaN).
 """
 
 from __future__ import annotations
@@ -31,11 +35,17 @@ import argparse
 import dataclasses
 import random
 import sys
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from omweso_cam.vision.grid import PitGrid
+    from omweso_cam.vision.rectify import RectifiedBoard
 
 #: Stored crops cover this many times the canonical crop (room for jitter).
 MARGIN = 4 / 3
@@ -95,13 +105,69 @@ def _crop_points(points_px: np.ndarray, board_from_image: np.ndarray, centre: np
     return (board - centre + half + 0.5) * (STORED_PX / (2 * half)) - 0.5
 
 
-def _one_board(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+#: One board's kept pits: crops, counts, board ids, seed centres (see the module's docstring).
+Cropped = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def cut_pits(image: np.ndarray, corners_px: Any, pit_centers_px: Any, pit_radius_px: Any,
+             ) -> tuple[np.ndarray, float, RectifiedBoard, PitGrid, np.ndarray]:
+    """Cut a board's 32 pits from a camera image as the reader cuts them, at the board's true corners
+    and pit centres (truth in the format of ``sample_images/stills``): the working image, its scale,
+    the rectified board, the true pit grid carried into it and the stored crops (32, STORED_PX,
+    STORED_PX, 3; ``MARGIN`` times the reader's crop, for the trainer's jitter)."""
     import cv2
 
     from omweso_cam.vision.count import CountConfig, pit_crops_from_image
     from omweso_cam.vision.grid import PitGrid
     from omweso_cam.vision.pipeline import ReaderConfig, prepare_image
     from omweso_cam.vision.rectify import rectify
+
+    config = ReaderConfig()
+    work, scale, _ = prepare_image(image, config)
+    assert work is not None
+    board = rectify(work, np.asarray(corners_px, np.float64) * scale, config=config.rectify)
+    # The true pit centres, carried into the rectified board: the crops are centred as a
+    # well-fitted grid centres them; the trainer's jitter stands in for grid error.
+    true_px = np.asarray(pit_centers_px, np.float64) * scale
+    centres = cv2.perspectiveTransform(true_px.reshape(-1, 1, 2), board.board_from_image).reshape(-1, 2)
+    radii = np.broadcast_to(np.asarray(pit_radius_px, np.float64), (32,)) * scale
+    rim = true_px + np.stack([radii, np.zeros(32)], axis=1)
+    rim_board = cv2.perspectiveTransform(rim.reshape(-1, 1, 2), board.board_from_image).reshape(-1, 2)
+    radius = float(np.median(np.linalg.norm(rim_board - centres, axis=1)))
+    grid = PitGrid(centres, radius, (board.image.shape[1], board.image.shape[0]))
+    base = CountConfig()
+    stored = CountConfig(crop_px=STORED_PX, crop_of_radius=base.crop_of_radius * MARGIN)
+    return work, scale, board, grid, pit_crops_from_image(work, board.board_from_image, grid, config=stored)
+
+
+def _one_image(path: Path) -> Cropped | None:
+    """The pits of one image with a truth JSON beside it (``--images``; boards numbered by the
+    scene's seed when the truth has one); None for an image without a readable board."""
+    import json
+
+    import cv2
+
+    truth = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+    if truth.get("status") != "ok" or truth.get("corners_px") is None or truth.get("counts") is None:
+        return None
+    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    if image is None:
+        return None
+    *_, crops = cut_pits(image, truth["corners_px"], truth["pit_centers_px"], truth["pit_radius_px"])
+    keep = np.ones(32, bool)
+    if truth.get("pit_occlusion") is not None:
+        keep &= np.asarray(truth["pit_occlusion"]) < 0.02
+    scene = truth.get("scene")
+    seed = scene.get("seed", 0) if isinstance(scene, dict) else 0
+    n = int(keep.sum())
+    return (crops[keep], np.asarray(truth["counts"], np.int16)[keep], np.full(n, seed, np.int64),
+            np.full((n, MAX_POINTS, 2), np.nan, np.float32))
+
+
+def _one_board(job: Job) -> Cropped | None:
+    import cv2
+
+    from omweso_cam.vision.count import CountConfig
     from omweso_cam.vision.synth import Scene
     from omweso_cam.vision.synth.render import BoardRenderer
     from omweso_cam.vision.synth.scene import dark_colours
@@ -133,28 +199,15 @@ def _one_board(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
     if rnd.random() < 0.5:  # the reader mostly sees compressed frames
         _, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, rnd.randint(60, 95)])
         image = cv2.imdecode(buf, cv2.IMREAD_COLOR)
-    config = ReaderConfig()
-    work, scale, _ = prepare_image(image, config)
-    assert work is not None
-    board = rectify(work, np.asarray(truth.corners_px, np.float64) * scale, config=config.rectify)
-    # The true pit centres, carried into the rectified board: the crops are centred as a
-    # well-fitted grid centres them; the trainer's jitter stands in for grid error.
-    true_px = np.asarray(truth.pit_centers_px, np.float64) * scale
-    centres = cv2.perspectiveTransform(true_px.reshape(-1, 1, 2), board.board_from_image).reshape(-1, 2)
-    rim = true_px + np.stack([np.asarray(truth.pit_radius_px) * scale, np.zeros(32)], axis=1)
-    rim_board = cv2.perspectiveTransform(rim.reshape(-1, 1, 2), board.board_from_image).reshape(-1, 2)
-    radius = float(np.median(np.linalg.norm(rim_board - centres, axis=1)))
-    grid = PitGrid(centres, radius, (board.image.shape[1], board.image.shape[0]))
-    base = CountConfig()
-    stored = CountConfig(crop_px=STORED_PX, crop_of_radius=base.crop_of_radius * MARGIN)
-    crops = pit_crops_from_image(work, board.board_from_image, grid, config=stored)
+    _, scale, board, grid, crops = cut_pits(image, truth.corners_px, truth.pit_centers_px, truth.pit_radius_px)
+    centres, radius = grid.centers_px, grid.radius_px
     keep = np.ones(32, bool)
     if truth.pit_occlusion is not None:
         keep &= np.asarray(truth.pit_occlusion) < 0.02
     # Every seed's centre as the camera sees it, in its crop's pixels (NaN past a pit's count).
     assert renderer.layout is not None
     points = np.full((32, MAX_POINTS, 2), np.nan, np.float32)
-    half = stored.crop_of_radius * radius
+    half = CountConfig().crop_of_radius * MARGIN * radius
     for i, pit in enumerate(renderer.layout):
         assert len(pit) == counts[i]
         if pit and len(pit) <= MAX_POINTS:
@@ -166,8 +219,11 @@ def _one_board(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--boards", type=int, required=True)
-    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--boards", type=int)
+    parser.add_argument("--seed", type=int)
+    parser.add_argument("--images", type=Path, metavar="DIR",
+                        help="instead of rendering: cut the pits of every image in DIR with a truth JSON beside it "
+                             "(the format of sample_images/stills, e.g. traced_boards.py's boards)")
     parser.add_argument("--style", default="default")
     parser.add_argument("--heaps", action="store_true", help="only boards of heaps (5..16 seeds in every pit)")
     parser.add_argument("--counts", type=int, nargs=2, metavar=("LO", "HI"),
@@ -181,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--frame", type=int, nargs=2, metavar=("W", "H"),
                         help="camera frame size in pixels (default: the styles' 1280 720; the films' 800 450 "
                              "gives pits of 24-55 px, as on a board far from the camera)")
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=2, help="processes (1: in this one)")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     from tqdm import tqdm
@@ -198,16 +254,26 @@ def main(argv: list[str] | None = None) -> int:
     frame = None if args.frame is None else (args.frame[0], args.frame[1])
     if frame is not None and min(frame) < 64:
         parser.error("--frame must be at least 64 pixels each way")
-    jobs = [Job(args.seed + k, args.style, count_range, tilt, args.dark, args.glossy_bowls, seed_sizes, frame)
-            for k in range(args.boards)]
+    work: Callable[[Any], Cropped | None]
+    jobs: list[Any]
+    if args.images is not None:
+        work, jobs = _one_image, sorted(p for p in args.images.iterdir() if p.suffix == ".jpg" and p.with_suffix(".json").exists())
+    elif args.boards is None or args.seed is None:
+        parser.error("give --boards and --seed (boards to render), or --images DIR")
+    else:
+        work, jobs = _one_board, [Job(args.seed + k, args.style, count_range, tilt, args.dark, args.glossy_bowls,
+                                      seed_sizes, frame) for k in range(args.boards)]
     crops, counts, boards, points = [], [], [], []
-    with ProcessPoolExecutor(args.workers) as pool:
-        for result in tqdm(pool.map(_one_board, jobs, chunksize=4), total=len(jobs), desc="boards"):
+    with ProcessPoolExecutor(args.workers) if args.workers > 1 else nullcontext() as pool:
+        results = map(work, jobs) if pool is None else pool.map(work, jobs, chunksize=4)
+        for result in tqdm(results, total=len(jobs), desc="boards"):
             if result is not None:
                 crops.append(result[0])
                 counts.append(result[1])
                 boards.append(result[2])
                 points.append(result[3])
+    if not counts:
+        parser.error("no board to cut: " + ("no image in --images has a board in its truth" if args.images else "none rendered"))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     c = np.concatenate(counts)
     np.savez_compressed(args.out, crops=np.concatenate(crops), counts=c, boards=np.concatenate(boards),
