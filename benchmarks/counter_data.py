@@ -142,13 +142,18 @@ def cut_pits(image: np.ndarray, corners_px: Any, pit_centers_px: Any, pit_radius
 
 def _one_image(path: Path) -> Cropped | None:
     """The pits of one image with a truth JSON beside it (``--images``; boards numbered by the
-    scene's seed when the truth has one); None for an image without a readable board."""
+    scene's seed when the truth has one); None for an image or truth that cannot be read, or
+    without a board."""
     import json
 
     import cv2
 
-    truth = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
-    if truth.get("status") != "ok" or truth.get("corners_px") is None or truth.get("counts") is None:
+    try:
+        truth = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if (not isinstance(truth, dict) or truth.get("status") != "ok" or truth.get("corners_px") is None
+            or truth.get("counts") is None):
         return None
     image = cv2.imread(str(path), cv2.IMREAD_COLOR)
     if image is None:
@@ -257,7 +262,11 @@ def main(argv: list[str] | None = None) -> int:
     work: Callable[[Any], Cropped | None]
     jobs: list[Any]
     if args.images is not None:
-        work, jobs = _one_image, sorted(p for p in args.images.iterdir() if p.suffix == ".jpg" and p.with_suffix(".json").exists())
+        from omweso_cam.vision.frames import image_files
+
+        if not args.images.is_dir():
+            parser.error(f"--images: {args.images} is not a folder")
+        work, jobs = _one_image, [p for p in image_files(args.images) if p.with_suffix(".json").exists()]
     elif args.boards is None or args.seed is None:
         parser.error("give --boards and --seed (boards to render), or --images DIR")
     else:

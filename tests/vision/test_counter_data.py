@@ -8,6 +8,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+import pytest
 
 from omweso_cam.vision.count import CountConfig
 from tests.vision.benchmark_scripts import load_script
@@ -23,6 +24,8 @@ def test_images_with_truth_are_cut_at_their_true_pits(tmp_path: Path) -> None:
         for suffix in (".jpg", ".json"):
             shutil.copy(TRACED / f"{name}{suffix}", folder / f"{name}{suffix}")
     (folder / "notes.txt").write_text("not an image")
+    shutil.copy(TRACED / "traced_9100002.jpg", folder / "broken.jpg")
+    (folder / "broken.json").write_text("{ not json")
     out = tmp_path / "crops.npz"
     assert counter_data.main(["--images", str(folder), "--out", str(out), "--workers", "1"]) == 0
 
@@ -49,3 +52,13 @@ def test_images_with_truth_are_cut_at_their_true_pits(tmp_path: Path) -> None:
                      for cx in (x, x + r))
         colour = cut.reshape(-1, 3).mean(axis=0)
         assert np.abs(colour - near).max() < 8 < np.abs(colour - off).max()
+
+
+def test_a_folder_without_boards_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    counter_data = load_script("counter_data")
+    for suffix in (".jpg", ".json"):
+        shutil.copy(TRACED / f"traced_9100008{suffix}", tmp_path / f"table{suffix}")  # a table, no board
+    with pytest.raises(SystemExit):
+        counter_data.main(["--images", str(tmp_path), "--out", str(tmp_path / "crops.npz"), "--workers", "1"])
+    assert "no board to cut" in capsys.readouterr().err
+    assert not (tmp_path / "crops.npz").exists()
