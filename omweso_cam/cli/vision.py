@@ -125,14 +125,15 @@ def cmd_read(args: argparse.Namespace) -> int:
         except CornersError as exc:
             return _error(str(exc))
     crops_file = None
-    try:  # the folders asked for, before any image is read
-        for folder in (args.annotate, args.save_crops):
+    for option, folder in (("--annotate", args.annotate), ("--save-crops", args.save_crops)):
+        try:  # the folders asked for, before any image is read
             if folder:
                 Path(folder).mkdir(parents=True, exist_ok=True)
-        if args.save_crops:
-            crops_file = open(Path(args.save_crops) / "crops.csv", "a", newline="", encoding="utf-8")  # noqa: SIM115
-    except OSError as exc:
-        return _error(f"cannot write there: {exc}")
+            if folder and option == "--save-crops":
+                crops_file = open(Path(folder) / "crops.csv", "a", newline="", encoding="utf-8")  # noqa: SIM115
+        except OSError as exc:
+            where = exc.filename if exc.filename is not None else folder
+            return _error(f"{option}: cannot write to {where} ({exc.strerror or exc}); nothing was read")
     try:
         return _read_images(args, reader, manual, crops_file)
     finally:

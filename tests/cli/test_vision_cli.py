@@ -272,7 +272,8 @@ def test_read_refuses_a_folder_it_cannot_write_before_reading(option: str, image
     blocker.write_text("in the way")
     assert main(["read", str(images["board"]), option, str(blocker / "out")]) == 2
     out, err = capsys.readouterr()
-    assert "cannot write there" in err and "Traceback" not in err
+    assert f"{option}: cannot write to {blocker / 'out'}" in err and "nothing was read" in err
+    assert "Traceback" not in err
     assert out == ""  # nothing read, nothing half-written
 
 
