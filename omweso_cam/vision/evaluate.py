@@ -49,8 +49,10 @@ def find_examples(folder: Path) -> list[Example]:
 
 
 def score_reading(reading: Reading, truth: dict[str, Any]) -> dict[str, Any]:
-    """One CSV row: status, corner error, largest pit-centre error (pit radii), count errors by heap size, the
-    reader's warning about its counts (``unreliable``: a small, blurred or poorly lit board), stage timings."""
+    """One CSV row: status, corner error, largest pit-centre error (pit radii), count errors by heap size
+    (exact, within one, read too high, too low: a board whose misreads all go one way is seen by its
+    seeds' look, not by chance), the reader's warning about its counts (``unreliable``: a small,
+    blurred or poorly lit board), stage timings."""
     row: dict[str, Any] = {"truth_status": truth.get("status"), "status": reading.status,
                            "unreliable": reading.observation.unreliable}
     has_board = truth.get("status") != "no_board" and truth.get("corners_px") is not None
@@ -71,6 +73,8 @@ def score_reading(reading: Reading, truth: dict[str, Any]) -> dict[str, Any]:
         row[f"pits_{lo}_{hi}"] = 0
         row[f"exact_{lo}_{hi}"] = 0
         row[f"within1_{lo}_{hi}"] = 0
+        row[f"high_{lo}_{hi}"] = 0  # read too many seeds (a reflection or shadow taken for a seed)
+        row[f"low_{lo}_{hi}"] = 0  # too few (seeds hidden or not told from the pit)
     if counts is not None and reading.counts is not None and truth.get("status") == "ok":
         for true_n, read_n in zip(counts, reading.counts, strict=True):
             diff = abs(int(true_n) - int(read_n))
@@ -83,6 +87,8 @@ def score_reading(reading: Reading, truth: dict[str, Any]) -> dict[str, Any]:
                     row[f"pits_{lo}_{hi}"] += 1
                     row[f"exact_{lo}_{hi}"] += diff == 0
                     row[f"within1_{lo}_{hi}"] += diff <= 1
+                    row[f"high_{lo}_{hi}"] += int(read_n) > int(true_n)
+                    row[f"low_{lo}_{hi}"] += int(read_n) < int(true_n)
     for stage in STAGES:
         row[f"ms_{stage}"] = reading.timings_ms.get(stage, "")
     return row
@@ -122,6 +128,8 @@ def summarise(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
         out[f"pits_{lo}_{hi}"] = n
         out[f"exact_{lo}_{hi}"] = sum(r[f"exact_{lo}_{hi}"] for r in rows) / n if n else float("nan")
         out[f"within1_{lo}_{hi}"] = sum(r[f"within1_{lo}_{hi}"] for r in rows) / n if n else float("nan")
+        out[f"high_{lo}_{hi}"] = sum(r[f"high_{lo}_{hi}"] for r in rows)
+        out[f"low_{lo}_{hi}"] = sum(r[f"low_{lo}_{hi}"] for r in rows)
     # The reader's warnings should fall on the boards it reads worst: 0-6 exact on each side.
     read = [r for r in clear if r["status"] == "ok"]
     for name, part in (("warned", [r for r in read if r.get("unreliable")]),
@@ -171,7 +179,8 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines.append(f"boards read without a pit wrong: {s['boards_exact']}/{s['boards_scored']}")
     for lo, hi in ((0, 6), (7, 12), (13, 64)):
         lines.append(f"pits holding {lo}-{hi}: {s[f'pits_{lo}_{hi}']}, exact {shown(s[f'exact_{lo}_{hi}'])}, "
-                     f"within 1 {shown(s[f'within1_{lo}_{hi}'])}")
+                     f"within 1 {shown(s[f'within1_{lo}_{hi}'])}; read too high {s[f'high_{lo}_{hi}']}, "
+                     f"too low {s[f'low_{lo}_{hi}']}")
     lines.append("ms median/p95: " + ", ".join(
         f"{stage} {shown(s[f'ms_{stage}_median'], '.1f')}/{shown(s[f'ms_{stage}_p95'], '.1f')}" for stage in STAGES))
     return "\n".join(lines)

@@ -146,6 +146,12 @@ def test_evaluate_writes_csv_and_summary(images: dict[str, Path], tmp_path: Path
         assert column in board
     assert float(board["corner_error_frac"]) < 0.01
     assert float(board["pit_error_max_radii"]) < 0.25 and "every pit within 0.25 radius on 1/1 boards" in printed
+    # Each misread pit is counted as read too high or too low, in the CSV and the summary.
+    for band in ("0_6", "7_12", "13_64"):
+        wrong = int(board[f"pits_{band}"]) - int(board[f"exact_{band}"])
+        assert int(board[f"high_{band}"]) + int(board[f"low_{band}"]) == wrong
+        assert settings["summary"][f"high_{band}"] == int(board[f"high_{band}"])
+    assert f"read too high {board['high_0_6']}, too low {board['low_0_6']}" in printed
 
 
 def test_calibrate_corners_then_read_with_it(images: dict[str, Path], tmp_path: Path,
