@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 if TYPE_CHECKING:
+    from omweso_cam.vision.count import CountConfig
     from omweso_cam.vision.grid import PitGrid
     from omweso_cam.vision.rectify import RectifiedBoard
 
@@ -109,15 +110,22 @@ def _crop_points(points_px: np.ndarray, board_from_image: np.ndarray, centre: np
 Cropped = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
+def stored_crop_config() -> CountConfig:
+    """How the crops are stored: ``STORED_PX`` square, ``MARGIN`` times the reader's crop."""
+    from omweso_cam.vision.count import CountConfig
+
+    return CountConfig(crop_px=STORED_PX, crop_of_radius=CountConfig().crop_of_radius * MARGIN)
+
+
 def cut_pits(image: np.ndarray, corners_px: Any, pit_centers_px: Any, pit_radius_px: Any,
-             ) -> tuple[np.ndarray, float, RectifiedBoard, PitGrid, np.ndarray]:
+             ) -> tuple[float, RectifiedBoard, PitGrid, np.ndarray]:
     """Cut a board's 32 pits from a camera image as the reader cuts them, at the board's true corners
-    and pit centres (truth in the format of ``sample_images/stills``): the working image, its scale,
-    the rectified board, the true pit grid carried into it and the stored crops (32, STORED_PX,
-    STORED_PX, 3; ``MARGIN`` times the reader's crop, for the trainer's jitter)."""
+    and pit centres (truth in the format of ``sample_images/stills``): the scale of the reader's
+    working image, the rectified board, the true pit grid carried into it and the stored crops
+    (32, STORED_PX, STORED_PX, 3; :func:`stored_crop_config`, room for the trainer's jitter)."""
     import cv2
 
-    from omweso_cam.vision.count import CountConfig, pit_crops_from_image
+    from omweso_cam.vision.count import pit_crops_from_image
     from omweso_cam.vision.grid import PitGrid
     from omweso_cam.vision.pipeline import ReaderConfig, prepare_image
     from omweso_cam.vision.rectify import rectify
@@ -135,9 +143,7 @@ def cut_pits(image: np.ndarray, corners_px: Any, pit_centers_px: Any, pit_radius
     rim_board = cv2.perspectiveTransform(rim.reshape(-1, 1, 2), board.board_from_image).reshape(-1, 2)
     radius = float(np.median(np.linalg.norm(rim_board - centres, axis=1)))
     grid = PitGrid(centres, radius, (board.image.shape[1], board.image.shape[0]))
-    base = CountConfig()
-    stored = CountConfig(crop_px=STORED_PX, crop_of_radius=base.crop_of_radius * MARGIN)
-    return work, scale, board, grid, pit_crops_from_image(work, board.board_from_image, grid, config=stored)
+    return scale, board, grid, pit_crops_from_image(work, board.board_from_image, grid, config=stored_crop_config())
 
 
 def _one_image(path: Path) -> Cropped | None:
@@ -172,7 +178,6 @@ def _one_image(path: Path) -> Cropped | None:
 def _one_board(job: Job) -> Cropped | None:
     import cv2
 
-    from omweso_cam.vision.count import CountConfig
     from omweso_cam.vision.synth import Scene
     from omweso_cam.vision.synth.render import BoardRenderer
     from omweso_cam.vision.synth.scene import dark_colours
@@ -204,7 +209,7 @@ def _one_board(job: Job) -> Cropped | None:
     if rnd.random() < 0.5:  # the reader mostly sees compressed frames
         _, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, rnd.randint(60, 95)])
         image = cv2.imdecode(buf, cv2.IMREAD_COLOR)
-    _, scale, board, grid, crops = cut_pits(image, truth.corners_px, truth.pit_centers_px, truth.pit_radius_px)
+    scale, board, grid, crops = cut_pits(image, truth.corners_px, truth.pit_centers_px, truth.pit_radius_px)
     centres, radius = grid.centers_px, grid.radius_px
     keep = np.ones(32, bool)
     if truth.pit_occlusion is not None:
@@ -212,7 +217,7 @@ def _one_board(job: Job) -> Cropped | None:
     # Every seed's centre as the camera sees it, in its crop's pixels (NaN past a pit's count).
     assert renderer.layout is not None
     points = np.full((32, MAX_POINTS, 2), np.nan, np.float32)
-    half = CountConfig().crop_of_radius * MARGIN * radius
+    half = stored_crop_config().crop_of_radius * radius
     for i, pit in enumerate(renderer.layout):
         assert len(pit) == counts[i]
         if pit and len(pit) <= MAX_POINTS:

@@ -10,7 +10,6 @@ import cv2
 import numpy as np
 import pytest
 
-from omweso_cam.vision.count import CountConfig
 from tests.vision.benchmark_scripts import load_script
 
 TRACED = Path(__file__).resolve().parents[2] / "sample_images" / "traced"
@@ -46,7 +45,7 @@ def test_images_with_truth_are_cut_at_their_true_pits(tmp_path: Path) -> None:
         if count:
             continue
         half = r / 3
-        cut_half = half * counter_data.STORED_PX / (2 * CountConfig().crop_of_radius * counter_data.MARGIN * r)
+        cut_half = half * counter_data.STORED_PX / (2 * counter_data.stored_crop_config().crop_of_radius * r)
         cut = crop[round(middle - cut_half):round(middle + cut_half), round(middle - cut_half):round(middle + cut_half)]
         near, off = (image[round(y - half):round(y + half), round(cx - half):round(cx + half)].mean(axis=(0, 1))
                      for cx in (x, x + r))
