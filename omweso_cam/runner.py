@@ -28,7 +28,6 @@ from omweso_cam.observation import (
     UNREADABLE,
     Observation,
     fit_board,
-    most_likely_counts,
 )
 from omweso_cam.reconcile.tracker import (
     GAME_OVER,
@@ -298,7 +297,7 @@ class FrameProcessor:
         if fit_board(observation.log_likelihoods, TOTAL_SEEDS, window=config.board_fit_window,
                      max_cost=config.board_total_max_nats) is not None:
             return observation
-        read = sum(most_likely_counts(observation.log_likelihoods))
+        read = sum(observation.counts() or ())
         note = (f"{SEEDS_NOTE}: {read} read, more than a few pits misread (seeds in a hand or off the board; "
                 "else light the board well and keep the camera steady and close enough)")
         return replace(observation, detail="; ".join(filter(None, (observation.detail, note))))

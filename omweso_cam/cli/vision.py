@@ -126,10 +126,11 @@ def cmd_read(args: argparse.Namespace) -> int:
             return _error(str(exc))
     crops_file = None
     for option, folder in (("--annotate", args.annotate), ("--save-crops", args.save_crops)):
+        if not folder:
+            continue
         try:  # the folders asked for, before any image is read
-            if folder:
-                Path(folder).mkdir(parents=True, exist_ok=True)
-            if folder and option == "--save-crops":
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            if option == "--save-crops":
                 crops_file = open(Path(folder) / "crops.csv", "a", newline="", encoding="utf-8")  # noqa: SIM115
         except OSError as exc:
             where = exc.filename if exc.filename is not None else folder

@@ -77,7 +77,8 @@ def score_reading(reading: Reading, truth: dict[str, Any]) -> dict[str, Any]:
         row[f"low_{lo}_{hi}"] = 0  # too few (seeds hidden or not told from the pit)
     if counts is not None and reading.counts is not None and truth.get("status") == "ok":
         for true_n, read_n in zip(counts, reading.counts, strict=True):
-            diff = abs(int(true_n) - int(read_n))
+            signed = int(read_n) - int(true_n)
+            diff = abs(signed)
             row["pits_scored"] += 1
             row["pits_wrong"] += diff > 0
             row["pits_off_by_more_than_1"] += diff > 1
@@ -87,8 +88,8 @@ def score_reading(reading: Reading, truth: dict[str, Any]) -> dict[str, Any]:
                     row[f"pits_{lo}_{hi}"] += 1
                     row[f"exact_{lo}_{hi}"] += diff == 0
                     row[f"within1_{lo}_{hi}"] += diff <= 1
-                    row[f"high_{lo}_{hi}"] += int(read_n) > int(true_n)
-                    row[f"low_{lo}_{hi}"] += int(read_n) < int(true_n)
+                    row[f"high_{lo}_{hi}"] += signed > 0
+                    row[f"low_{lo}_{hi}"] += signed < 0
     for stage in STAGES:
         row[f"ms_{stage}"] = reading.timings_ms.get(stage, "")
     return row
